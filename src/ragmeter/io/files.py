@@ -1,0 +1,96 @@
+"""Opening inputs (gzip by magic bytes, stdin), hashing them and writing outputs atomically."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import hashlib
+import io
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, BinaryIO
+
+from ragmeter.errors import InputError
+
+__all__ = ["GZIP_MAGIC", "atomic_write", "display_name", "open_binary", "open_text", "sha256_file"]
+
+GZIP_MAGIC = b"\x1f\x8b"
+PathLike = str | os.PathLike[str]
+
+
+def display_name(path: PathLike) -> str:
+    """The name used in messages: ``-`` is shown as ``<stdin>``, anything else as given."""
+    p = os.fspath(path)
+    return "<stdin>" if p == "-" else p
+
+
+def open_binary(path: PathLike, *, allow_stdin: bool = False) -> BinaryIO:
+    """Open ``path`` for reading bytes, decompressing gzip transparently (detected by magic).
+
+    Raises :class:`InputError` (``FILE: cannot read (...)``) for a missing or unreadable file.
+    """
+    name = os.fspath(path)
+    if name == "-":
+        if not allow_stdin:
+            raise InputError("cannot read from stdin here (expected a file path)", path="-")
+        raw: BinaryIO = sys.stdin.buffer
+    else:
+        try:
+            raw = open(name, "rb")  # noqa: SIM115 - returned to the caller, who closes it
+        except OSError as exc:
+            raise InputError(f"cannot read ({exc.strerror or exc})", path=name) from None
+    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
+    if buffered.peek(2)[:2] == GZIP_MAGIC:
+        return gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[return-value]
+    return buffered
+
+
+def open_text(path: PathLike, *, allow_stdin: bool = False) -> IO[str]:
+    """Open ``path`` as UTF-8 text (BOM dropped, newlines kept as written, gzip transparent)."""
+    return io.TextIOWrapper(
+        open_binary(path, allow_stdin=allow_stdin), encoding="utf-8-sig", newline=""
+    )
+
+
+def sha256_file(path: PathLike, *, chunk_size: int = 1 << 20) -> str:
+    """Hex SHA-256 of the file's bytes as stored (compressed files hash compressed)."""
+    digest = hashlib.sha256()
+    try:
+        with open(os.fspath(path), "rb") as fh:
+            while block := fh.read(chunk_size):
+                digest.update(block)
+    except OSError as exc:
+        raise InputError(f"cannot read ({exc.strerror or exc})", path=os.fspath(path)) from None
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def atomic_write(path: PathLike, mode: str = "w", *, encoding: str = "utf-8") -> Iterator[IO]:
+    """Write ``path`` through a temporary file in the same folder, renamed on success.
+
+    Readers never see a half-written file, and a failure leaves the old file (or none) in place.
+
+    >>> import tempfile, pathlib
+    >>> target = pathlib.Path(tempfile.mkdtemp()) / "out.txt"
+    >>> with atomic_write(target) as fh:
+    ...     _ = fh.write("done")
+    >>> target.read_text()
+    'done'
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        kwargs = {} if "b" in mode else {"encoding": encoding, "newline": ""}
+        with os.fdopen(fd, mode, **kwargs) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,45 @@
+"""Strict JSON output: numpy values converted, NaN and infinity refused (DESIGN.md)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["dumps", "to_jsonable"]
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Convert numpy scalars and arrays, tuples and sets to plain JSON types, recursively.
+
+    A non-finite float is a bug in the caller (undefined values are ``None`` with a reason), so
+    it raises ``ValueError`` instead of being written as ``NaN``.
+
+    >>> import numpy as np
+    >>> to_jsonable({"a": np.float64(0.5), "b": (np.int32(2), None)})
+    {'a': 0.5, 'b': [2, None]}
+    """
+    if obj is None or isinstance(obj, (str, bool)):
+        return obj
+    if isinstance(obj, int):
+        return int(obj)
+    if isinstance(obj, float):
+        if not math.isfinite(obj):
+            raise ValueError(f"non-finite value {obj!r} in output (undefined values are null)")
+        return float(obj)  # np.float64 is a float subclass; write it as a plain float
+    if isinstance(obj, Mapping):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, (set, frozenset)):
+        return [to_jsonable(v) for v in sorted(obj)]
+    tolist = getattr(obj, "tolist", None)  # numpy scalars and arrays
+    if tolist is not None:
+        return to_jsonable(tolist())
+    raise TypeError(f"cannot write {type(obj).__name__} as JSON")
+
+
+def dumps(obj: Any, *, indent: int | None = None) -> str:
+    """``json.dumps`` of :func:`to_jsonable` output, UTF-8 kept, NaN impossible."""
+    return json.dumps(to_jsonable(obj), indent=indent, ensure_ascii=False, allow_nan=False)
