@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "ragmeter.cli.steps",
     "ragmeter.cli.extraction",
     "ragmeter.cli.compare",
+    "ragmeter.cli.split",
     "ragmeter.cli.datasets",
     "ragmeter.cli.run",
     "ragmeter.cli.report",
