@@ -91,8 +91,10 @@ def test_sig12_ranx_compat_parity():
     v = CMP["TV-SIG-12"]
     scores = v["input"]["per_query_scores_in_query_order_q0_to_q19"]
     qids = [f"q{i}" for i in range(20)]
-    data = {s: {m: dict(zip(qids, vals, strict=True)) for m, vals in per.items()}
-            for s, per in scores.items()}
+    data = {
+        s: {m: dict(zip(qids, vals, strict=True)) for m, vals in per.items()}
+        for s, per in scores.items()
+    }
     r = compare(data, ranx_compat=True)
     e = v["expected"]
     for s in ("A", "B"):
@@ -121,7 +123,10 @@ def test_sig12_against_ranx_itself():
 
     def run(ranked, name):
         return ranx.Run(
-            {q: {d: float(len(docs) - i) for i, d in enumerate(docs)} for q, docs in ranked.items()},
+            {
+                q: {d: float(len(docs) - i) for i, d in enumerate(docs)}
+                for q, docs in ranked.items()
+            },
             name=name,
         )
 
@@ -155,8 +160,14 @@ def test_sig10_corpus_micro_f1():
     assert r.test == "corpus_randomization" and r.ci is None
     boot = inp["bootstrap"]
     for method, key in (("percentile", "percentile"), ("bca", "BCa")):
-        res = corpus_test(a, b, test="bootstrap", ci_method=method,
-                          n_resamples=boot["n_resamples"], seed=boot["seed"])
+        res = corpus_test(
+            a,
+            b,
+            test="bootstrap",
+            ci_method=method,
+            n_resamples=boot["n_resamples"],
+            seed=boot["seed"],
+        )
         assert close(res.ci.low, e["bootstrap_ci95"][key][0])
         assert close(res.ci.high, e["bootstrap_ci95"][key][1])
         assert res.ci.contains(e["bootstrap_properties"]["contains"])

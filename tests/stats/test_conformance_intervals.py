@@ -18,7 +18,11 @@ def test_sig07_bootstrap_ci_of_the_mean_difference(method):
     v = BOOT["TV-SIG-07"]
     inp, e = v["input"], v["expected"]
     ci = bootstrap_ci(
-        inp["a"], inp["b"], method=method, n_resamples=inp["n_resamples"], seed=inp["seed"],
+        inp["a"],
+        inp["b"],
+        method=method,
+        n_resamples=inp["n_resamples"],
+        seed=inp["seed"],
         confidence=inp["confidence"],
     )
     # exact bounds hold for scipy 1.17.1 / numpy 2.4.6 (the versions pinned in the venv) ...
@@ -59,8 +63,9 @@ def test_bootstrap_ci_seeded_and_batched_like_scipy():
     rng = np.random.default_rng(3)
     d = np.round(rng.normal(0.02, 0.2, 3000), 12)
     ci = bootstrap_ci(d, statistic="mean", method="percentile", n_resamples=2000, seed=5)
-    ref = stats.bootstrap((d,), np.mean, n_resamples=2000, method="percentile",
-                          rng=np.random.default_rng(5))
+    ref = stats.bootstrap(
+        (d,), np.mean, n_resamples=2000, method="percentile", rng=np.random.default_rng(5)
+    )
     assert (ci.low, ci.high) == (ref.confidence_interval.low, ref.confidence_interval.high)
 
 
@@ -81,7 +86,10 @@ def test_sig08_effect_sizes():
 def test_effect_size_zero_variance_is_null_and_degenerate():
     es = effect_sizes(align_positional([2.0, 2.0, 2.0], [1.0, 1.0, 1.0]))
     assert (es.cohens_dz, es.hedges_gz, es.degenerate, es.reason) == (
-        None, None, True, "zero_variance"
+        None,
+        None,
+        True,
+        "zero_variance",
     )
 
 
