@@ -93,6 +93,7 @@ class _Collector:
     def __init__(self, out: PerSampleFile) -> None:
         self.out = out
         self.first_line: dict[tuple[str, str], int | None] = {}
+        self.text_keys: dict[str, int] = {}  # wide keys holding text (details such as answers)
 
     def add(
         self, metric: str, sid: str, value: float | None, status: str, line: int | None
@@ -145,10 +146,20 @@ def _from_jsonl(
             col.add(metric, sid, value, status, line)
             continue
         for key, raw in obj.items():
-            if key in _NOT_METRICS or key == id_key:
+            if key in _NOT_METRICS or key == id_key or isinstance(raw, (dict, list)):
+                continue  # lists and objects are details, not metric values
+            if isinstance(raw, str):
+                if key in out.values:  # a metric elsewhere in the file
+                    _number(raw, path=out.path, line=line, what=key)
+                col.text_keys.setdefault(key, line)
                 continue
-            if isinstance(raw, (dict, list, str)):
-                continue  # text, lists and objects are details, not metric values
+            if key in col.text_keys:
+                first = col.text_keys[key]
+                raise InputError(
+                    f"{key} is a number here but text at line {first} (expected one type per key)",
+                    path=out.path,
+                    line=line,
+                )
             col.add(key, sid, _number(raw, path=out.path, line=line, what=key), status, line)
     out.layout = f"jsonl-{layout or 'wide'}"
 
@@ -237,7 +248,7 @@ def read_per_sample(path: PathLike, *, id_key: str = "id") -> PerSampleFile:
         except json.JSONDecodeError:
             doc = None  # several objects: JSON Lines
         except ValueError as exc:
-            raise InputError(str(exc), path=name) from None
+            raise InputError(str(exc), path=name, line=_constant_line(text)) from None
         if isinstance(doc, dict) and id_key not in doc:
             _from_json(doc, out)
         else:
@@ -247,6 +258,14 @@ def read_per_sample(path: PathLike, *, id_key: str = "id") -> PerSampleFile:
     if not out.values:
         raise InputError("no per-sample values found", path=name)
     return out
+
+
+def _constant_line(text: str) -> int | None:
+    """The line of the first NaN or Infinity token (for the message)."""
+    import re
+
+    m = re.search(r"(?<![\w\"])-?(NaN|Infinity)(?![\w\"])", text)
+    return text.count("\n", 0, m.start()) + 1 if m else None
 
 
 def _reject(name: str) -> Any:
