@@ -512,7 +512,7 @@ def _align_systems(
             fv = float(fill_value)  # type: ignore[arg-type]
             x[:, j] = [v.get(i, fv) for i in ids]
         else:
-            x[:, j] = [v[i] for i in ids]
+            x[:, j] = list(map(v.__getitem__, ids))
     return ids, x, lacking, dropped
 
 

@@ -149,9 +149,19 @@ def _round(x: np.ndarray, decimals: int | None) -> np.ndarray:
     return out + 0.0  # turns -0.0 into 0.0 so signs and zero tests agree
 
 
+_FAST_TYPES = frozenset({float, int, np.float64, np.float32, np.int64, np.int32})
+
+
 def _check_finite(values: Mapping[str, float], side: str) -> dict[str, float]:
+    """``{str(id): float(score)}``, raising InputError for a non-number or non-finite score."""
+    keys = list(values)
+    raw = list(values.values())
+    if set(map(type, keys)) <= {str} and set(map(type, raw)) <= _FAST_TYPES:
+        arr = np.array(raw, dtype=np.float64)
+        if arr.size == 0 or bool(np.isfinite(arr).all()):
+            return dict(zip(keys, arr.tolist(), strict=True))
     out: dict[str, float] = {}
-    for key, value in values.items():
+    for key, value in zip(keys, raw, strict=True):
         qid = key if isinstance(key, str) else str(key)
         if qid in out:
             raise InputError(
