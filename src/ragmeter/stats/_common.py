@@ -18,6 +18,7 @@ __all__ = [
     "check_alternative",
     "check_confidence",
     "check_n_resamples",
+    "check_seed",
     "effect_fields",
 ]
 
@@ -51,6 +52,13 @@ def check_n_resamples(n_resamples: int) -> int:
     if n_resamples < 1:
         raise ValueError(f"n_resamples={n_resamples!r} (expected a positive integer)")
     return int(n_resamples)
+
+
+def check_seed(seed: int) -> int:
+    """A seed is a non-negative integer: every random procedure is reproducible."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed={seed!r} (expected a non-negative integer, e.g. 42)")
+    return int(seed)
 
 
 def check_n(paired: Paired) -> None:

@@ -50,6 +50,8 @@ class Patterns:
         """Exact enumeration or sampling, by the rule of stats.md §4."""
         if n < 1:
             raise ValueError("no paired units to resample")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seed={seed!r} (expected a non-negative integer, e.g. 42)")
         if exact == "auto":
             use_exact = n < 63 and 2**n <= n_resamples
         elif exact is True:

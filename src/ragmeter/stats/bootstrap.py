@@ -20,6 +20,7 @@ from ragmeter.stats._common import (
     check_alternative,
     check_confidence,
     check_n_resamples,
+    check_seed,
     effect_fields,
 )
 from ragmeter.stats.paired import MissingPolicy, Paired, as_paired
@@ -87,6 +88,7 @@ def _run(
         raise ValueError(f"method={method!r} (expected one of {', '.join(CI_METHODS)})")
     check_confidence(confidence)
     n_resamples = check_n_resamples(n_resamples)
+    seed = check_seed(seed)
     samples, stat, paired, _ = _as_data(data, b, statistic, missing, fill_value, decimals)
     n = len(samples[0])
     if n < 2:

@@ -16,7 +16,12 @@ import numpy as np
 
 from ragmeter.errors import InputError
 from ragmeter.result import ordered_mean
-from ragmeter.stats._common import check_alpha, check_alternative, check_n_resamples
+from ragmeter.stats._common import (
+    check_alpha,
+    check_alternative,
+    check_n_resamples,
+    check_seed,
+)
 from ragmeter.stats.corrections import CORRECTIONS, adjust
 from ragmeter.stats.dispatch import canonical_test
 from ragmeter.stats.paired import (
@@ -590,6 +595,7 @@ def compare(
     a_level = check_alpha(alpha if alpha is not None else (0.01 if ranx_compat else 0.05))
     check_alternative(alternative)
     n_resamples = check_n_resamples(n_resamples)
+    seed = check_seed(seed)
     if ci is not None and ci not in ("bca", "percentile", "basic"):
         raise ValueError(f"ci={ci!r} (expected None, 'bca', 'percentile' or 'basic')")
     first = scores[systems[0]]

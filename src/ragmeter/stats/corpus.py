@@ -21,6 +21,7 @@ from ragmeter.stats._common import (
     check_alternative,
     check_confidence,
     check_n_resamples,
+    check_seed,
 )
 from ragmeter.stats._signflip import Patterns, exact_integer_columns, iter_kept_sums
 from ragmeter.stats.bootstrap import CI_METHODS, shifted_pvalue
@@ -198,6 +199,7 @@ def corpus_test(
     check_alpha(alpha)
     check_confidence(confidence)
     n_resamples = check_n_resamples(n_resamples)
+    seed = check_seed(seed)
     if two_sided not in TWO_SIDED:
         raise ValueError(f"two_sided={two_sided!r} (expected 'abs' or 'double')")
     if callable(aggregate):

@@ -77,11 +77,6 @@ def signflip_pvalues(
     d = np.asarray(d, dtype=np.float64)
     if d.ndim == 1:
         d = d[:, None]
-    scaled = None
-    if decimals is not None and decimals <= 15:
-        k = np.rint(d * 10.0**decimals)
-        if exact_integer_columns(k):
-            scaled = k
     need = ("abs",) if (alternative == "two-sided" and two_sided == "abs") else ()
     if alternative == "greater":
         need = ("greater",)
@@ -90,31 +85,44 @@ def signflip_pvalues(
     elif two_sided == "double":
         need = ("greater", "less")
     counts = {key: np.zeros(d.shape[1], dtype=np.int64) for key in need}
-    if scaled is not None:
-        total = scaled.astype(np.int64).sum(axis=0)  # exact: |Σk| <= 2^53
+    # each column takes the exact-integer path when it can, whatever the other columns are, so
+    # a column's p-value is the same alone or stacked with others (compare == one test per pair)
+    integer_cols = np.zeros(d.shape[1], dtype=bool)
+    scaled = None
+    if decimals is not None and decimals <= 15:
+        scaled = np.rint(d * 10.0**decimals)
+        integer_cols = np.array(
+            [exact_integer_columns(scaled[:, [c]]) for c in range(d.shape[1])], dtype=bool
+        )
+    if integer_cols.any():
+        cols = np.flatnonzero(integer_cols)
+        k = scaled[:, cols]  # type: ignore[index]
+        total = k.astype(np.int64).sum(axis=0)  # exact: |Σk| <= 2^53
         gamma = np.array([_tolerance(float(t)) for t in total])
         thr_abs = np.ceil(np.abs(total) - gamma).astype(np.int64)
         thr_ge = np.ceil(total - gamma).astype(np.int64)
         thr_le = np.floor(total + gamma).astype(np.int64)
-        for kept in iter_kept_sums(scaled, patterns, exact_integers=True):
+        for kept in iter_kept_sums(k, patterns, exact_integers=True):
             t = 2 * np.rint(kept).astype(np.int64) - total[None, :]
             if "abs" in counts:
-                counts["abs"] += (np.abs(t) >= thr_abs[None, :]).sum(axis=0)
+                counts["abs"][cols] += (np.abs(t) >= thr_abs[None, :]).sum(axis=0)
             if "greater" in counts:
-                counts["greater"] += (t >= thr_ge[None, :]).sum(axis=0)
+                counts["greater"][cols] += (t >= thr_ge[None, :]).sum(axis=0)
             if "less" in counts:
-                counts["less"] += (t <= thr_le[None, :]).sum(axis=0)
-    else:
-        total_f = np.array([math.fsum(col) for col in d.T])
+                counts["less"][cols] += (t <= thr_le[None, :]).sum(axis=0)
+    if not integer_cols.all():
+        cols = np.flatnonzero(~integer_cols)
+        x = d[:, cols]
+        total_f = np.array([math.fsum(col) for col in x.T])
         gamma = np.array([_tolerance(t) for t in total_f])
-        for kept in iter_kept_sums(d, patterns, exact_integers=False):
+        for kept in iter_kept_sums(x, patterns, exact_integers=False):
             t = 2 * kept - total_f[None, :]
             if "abs" in counts:
-                counts["abs"] += (np.abs(t) >= (np.abs(total_f) - gamma)[None, :]).sum(axis=0)
+                counts["abs"][cols] += (np.abs(t) >= (np.abs(total_f) - gamma)[None, :]).sum(axis=0)
             if "greater" in counts:
-                counts["greater"] += (t >= (total_f - gamma)[None, :]).sum(axis=0)
+                counts["greater"][cols] += (t >= (total_f - gamma)[None, :]).sum(axis=0)
             if "less" in counts:
-                counts["less"] += (t <= (total_f + gamma)[None, :]).sum(axis=0)
+                counts["less"][cols] += (t <= (total_f + gamma)[None, :]).sum(axis=0)
     return pvalues_from_counts(
         counts,
         total=patterns.count,

@@ -12,6 +12,7 @@ from ragmeter.stats._common import (
     check_alpha,
     check_alternative,
     check_n_resamples,
+    check_seed,
     effect_fields,
 )
 from ragmeter.stats.paired import MissingPolicy, as_paired
@@ -86,6 +87,7 @@ def wilcoxon(
     if method not in WILCOXON_METHODS:
         raise ValueError(f"method={method!r} (expected one of {', '.join(WILCOXON_METHODS)})")
     n_resamples = check_n_resamples(n_resamples)
+    seed = check_seed(seed)
     _check_scipy()
     fields = base_fields(paired)
     d = paired.d
