@@ -44,30 +44,53 @@ def _key(pairs: dict[int, tuple[int, float]], m: int) -> tuple:
 
 
 def _exhaustive(cands: Candidates) -> dict[int, tuple[int, float]]:
+    """Depth-first search over the reference steps in reverse listed order, latest actual step
+    first, pruned by an optimistic bound on the key (branch and bound, so still exact)."""
     m = len(cands)
-    best: tuple | None = None
+    ordered = [sorted(c, key=lambda js: -js[0]) for c in cands]
+    best_key: tuple | None = None
     best_pairs: dict[int, tuple[int, float]] = {}
     chosen: dict[int, tuple[int, float]] = {}
     used: set[int] = set()
+    inf = float("inf")
 
-    def dfs(r: int) -> None:
-        nonlocal best, best_pairs
+    def bound(r: int, count: int, total: float, fence: float, prefix: tuple) -> bool:
+        """True if the subtree below can still reach or beat the best key."""
+        if best_key is None:
+            return True
+        extra = 0
+        extra_total = 0.0
+        for rr in range(r + 1):
+            free = [s for j, s in ordered[rr] if j not in used]
+            if free:
+                extra += 1
+                extra_total += max(free)
+        optimistic = (count + extra, round(total + extra_total, 9), fence)
+        head = best_key[:3]
+        if optimistic != head:
+            return optimistic > head
+        return prefix >= best_key[3][: len(prefix)]
+
+    def dfs(r: int, count: int, total: float, fence: float, prefix: tuple) -> None:
+        nonlocal best_key, best_pairs
         if r < 0:
             key = _key(chosen, m)
-            if best is None or key > best:
-                best, best_pairs = key, dict(chosen)
+            if best_key is None or key > best_key:
+                best_key, best_pairs = key, dict(chosen)
             return
-        for j, s in cands[r]:
+        if not bound(r, count, total, fence, prefix):
+            return
+        for j, s in ordered[r]:
             if j in used:
                 continue
             used.add(j)
             chosen[r] = (j, s)
-            dfs(r - 1)
+            dfs(r - 1, count + 1, total + s, min(fence, j), (*prefix, j))
             del chosen[r]
             used.discard(j)
-        dfs(r - 1)
+        dfs(r - 1, count, total, fence, (*prefix, -1))
 
-    dfs(m - 1)
+    dfs(m - 1, 0, 0.0, inf, ())
     return best_pairs
 
 
@@ -77,41 +100,43 @@ def _lsa(cands: Candidates) -> dict[int, tuple[int, float]]:
     from scipy.optimize import linear_sum_assignment
 
     m = len(cands)
-    score = [dict(c) for c in cands]
     columns = sorted({j for c in cands for j, _s in c})
+    position = {j: n for n, j in enumerate(columns)}
+    scores = np.zeros((m, len(columns)))
+    for r, c in enumerate(cands):
+        for j, s in c:
+            scores[r, position[j]] = s
+    weights = np.where(scores > 0, (m + 1) + scores, 0.0)
+    column_index = np.asarray(columns)
 
-    def best(min_j: int, fixed: Mapping[int, int]) -> tuple[int, float]:
-        taken = {j for j in fixed.values() if j >= 0}
-        count = sum(1 for j in fixed.values() if j >= 0)
-        total = sum(score[r][j] for r, j in fixed.items() if j >= 0)
+    def best(min_j: int, fixed: dict[int, int]) -> tuple[int, float]:
+        """(matched steps, total score) reachable with actual indices ≥ ``min_j``."""
+        taken = [position[j] for j in fixed.values() if j >= 0]
+        count = len(taken)
+        total = float(sum(scores[r, position[j]] for r, j in fixed.items() if j >= 0))
         rows = [r for r in range(m) if r not in fixed]
-        cols = [j for j in columns if j >= min_j and j not in taken]
-        if rows and cols:
-            weights = np.zeros((len(rows), len(cols)))
-            for a, r in enumerate(rows):
-                for b, j in enumerate(cols):
-                    s = score[r].get(j)
-                    if s:
-                        weights[a, b] = (m + 1) + s
-            ri, ci = linear_sum_assignment(weights, maximize=True)
-            for a, b in zip(ri, ci, strict=False):
-                if weights[a, b] > 0:
-                    count += 1
-                    total += score[rows[a]][cols[b]]
+        allowed = column_index >= min_j
+        allowed[taken] = False
+        cols = np.flatnonzero(allowed)
+        if rows and len(cols):
+            sub = weights[np.ix_(rows, cols)]
+            ri, ci = linear_sum_assignment(sub, maximize=True)
+            hit = sub[ri, ci] > 0
+            count += int(hit.sum())
+            total += float(scores[np.asarray(rows)[ri[hit]], cols[ci[hit]]].sum())
         return count, round(total, 9)
 
     target = best(-1, {})
     if target[0] == 0:
         return {}
-    fence_options = sorted({j for c in cands for j, _s in c})
-    lo, hi = 0, len(fence_options) - 1  # largest fence that still reaches the target
+    lo, hi = 0, len(columns) - 1  # the largest fence that still reaches the target
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if best(fence_options[mid], {}) == target:
+        if best(columns[mid], {}) == target:
             lo = mid
         else:
             hi = mid - 1
-    fence = fence_options[lo]
+    fence = columns[lo]
     fixed: dict[int, int] = {}
     for r in reversed(range(m)):
         options = sorted((j for j, _s in cands[r] if j >= fence), reverse=True)
@@ -121,9 +146,9 @@ def _lsa(cands: Candidates) -> dict[int, tuple[int, float]]:
             fixed[r] = j
             if best(fence, fixed) == target:
                 break
-        else:  # pragma: no cover - unmatched (-1) always keeps the target reachable here
+        else:  # pragma: no cover - leaving the step unmatched keeps the target reachable
             raise AssertionError("no completion reaches the optimum")
-    return {r: (j, score[r][j]) for r, j in fixed.items() if j >= 0}
+    return {r: (j, float(scores[r, position[j]])) for r, j in fixed.items() if j >= 0}
 
 
 def optimal_assignment(cands: Candidates, *, method: str = "auto") -> dict[int, tuple[int, float]]:
