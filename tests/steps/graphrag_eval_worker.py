@@ -5,7 +5,7 @@ imported by ragmeter. Reads one JSON request on stdin, writes one JSON reply on 
 
 - ``{"op": "compare", "cases": [case, ...]}`` → ``{"results": [1.0 | 0.0 | "error: ...", ...]}``
 - ``{"op": "time", "cases": [...], "repeat": N, "timeout": S}`` → ``{"results": [{"median": s,
-  "runs": [...], "value": v} | {"timeout": S}, ...]}``
+  "cpu_median": s, "runs": [...], "value": v} | {"timeout": S}, ...]}`` (wall and CPU seconds)
 
 A case is ``{"reference": {...}, "actual": {...}, "required": [...], "ordered": bool,
 "ignore_duplicates": bool}``.
@@ -51,18 +51,27 @@ def main():
         signal.signal(signal.SIGALRM, _alarm)
         for case in request["cases"]:
             runs = []
+            cpu = []
             value = None
             try:
                 for _ in range(request.get("repeat", 5)):
                     signal.setitimer(signal.ITIMER_REAL, request.get("timeout", 60))
-                    start = time.perf_counter()
+                    start, start_cpu = time.perf_counter(), time.process_time()
                     value = run(case)
                     runs.append(time.perf_counter() - start)
+                    cpu.append(time.process_time() - start_cpu)
                     signal.setitimer(signal.ITIMER_REAL, 0)
             except _Timeout:
                 results.append({"timeout": request.get("timeout", 60)})
                 continue
-            results.append({"median": statistics.median(runs), "runs": runs, "value": value})
+            results.append(
+                {
+                    "median": statistics.median(runs),
+                    "cpu_median": statistics.median(cpu),
+                    "runs": runs,
+                    "value": value,
+                }
+            )
     json.dump({"results": results}, sys.stdout)
 
 

@@ -299,3 +299,32 @@ def test_inputs_are_not_mutated():
     stale[0]["questions"][0]["reference_steps"][0][0]["matches"] = "stale"
     again = evaluate(stale, responses, None)
     assert again == results
+
+
+def test_run_evaluation_inside_a_running_loop_and_async_form():
+    import asyncio
+
+    from ragmeter.steps import arun_evaluation
+
+    reference = load_yaml(MAIN / "reference_2.yaml")
+    responses = read_responses(MAIN / "actual_responses_3.jsonl")
+
+    async def notebook_cell():
+        inner = run_evaluation(reference, responses)  # runs its own loop in a worker thread
+        outer = await arun_evaluation(reference, responses)
+        return inner, outer
+
+    inner, outer = asyncio.run(notebook_cell())
+    assert inner == outer
+    assert inner[0]["steps_score"] == 0.625
+
+
+def test_metrics_registry_lists_steps():
+    from tests.helpers import invoke
+
+    res = invoke("metrics", "steps", "--json")
+    assert res.code == 0, res.stderr
+    names = {m["name"] for m in json.loads(res.stdout)}
+    assert {"steps_score", "answer_f1", "retrieval_ids_recall_at_k"} <= names
+    llm = {m["name"] for m in json.loads(res.stdout) if "llm" in m["needs"]}
+    assert "answer_f1" in llm and "steps_score" not in llm

@@ -189,10 +189,17 @@ def test_blank_nodes():
 def test_canonical_cells():
     assert canonical_cell(lit("1", "integer")) == canonical_cell(lit("1.0", "decimal"))
     assert canonical_cell(lit("1e0", "double")) == ("num", 1.0)
-    assert canonical_cell(lit("INF", "double")) == ("num-special", "INF")
-    assert canonical_cell(lit("yes", "boolean")) == ("typed", "yes", XSD + "boolean")
-    assert canonical_cell(lit("x", "integer")) == ("typed", "x", XSD + "integer")
-    assert canonical_cell(7) == ("raw", "7")
+    assert canonical_cell(lit("INF", "double")) == canonical_cell(lit("+INF", "float"))
+    assert canonical_cell(lit("INF", "double")) != canonical_cell(lit("-INF", "double"))
+    assert canonical_cell(lit("yes", "boolean")) != canonical_cell(lit("yes"))
+    assert canonical_cell(lit("TRUE", "boolean")) == canonical_cell(lit("1", "boolean"))
+    assert canonical_cell(lit("x", "integer")) != canonical_cell(lit("x", "int"))
+    assert canonical_cell(7) != canonical_cell("7")
+    assert canonical_cell({"type": "bnode", "value": "a"}) == canonical_cell(
+        {"type": "bnode", "value": "b"}
+    )
+    # kind tags cannot collide with payloads
+    assert canonical_cell(lit("a", lang="e")) != canonical_cell(lit("1:ea"))
     assert compat_cell(lit("72.50000000001", "double")) == "72.5"
     assert compat_cell(lit("0.1234499999", "double")) == "0.12344"
     assert compat_cell(lit("0.00001", "double")) == "1e-05"

@@ -105,21 +105,32 @@ def _walk(node: yaml.Node, path: Path, lines: dict[Path, int]) -> None:
 
 
 def _load_yaml(text: str, name: str) -> Located:
-    loader = _MarkedLoader(text)
+    loader = None
     try:
+        loader = _MarkedLoader(text)
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
         problem = exc.problem or exc.context or "syntax error"
+        message = f"not valid YAML: {problem} (expected YAML)"
+        raise InputError(message, path=name, line=line) from None
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
         raise InputError(
-            f"not valid YAML: {problem} (expected YAML)", path=name, line=line
+            f"not valid YAML: character #x{exc.character:04x} is not allowed (expected YAML text)",
+            path=name,
+            line=line,
         ) from None
     except yaml.YAMLError as exc:
-        raise InputError(f"not valid YAML: {exc} (expected YAML)", path=name) from None
+        problem = str(exc).replace("\n", " ")
+        raise InputError(f"not valid YAML: {problem} (expected YAML)", path=name) from None
+    except RecursionError:
+        raise InputError("not valid YAML: nested too deeply (expected YAML)", path=name) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     lines: dict[Path, int] = {}
     if node is not None:
         _walk(node, (), lines)
