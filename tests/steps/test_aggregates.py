@@ -167,6 +167,8 @@ def test_to_result_default():
     assert rows[("q3", "steps_score")]["status"] == "ok"
     assert result.strata["template_id"]["T1"]["steps_score"].value == 0.5
     assert result.metadata["compat"] == "default"
+    assert result.metadata["judged_metrics"] == ["answer_recall", "retrieval_answer_recall"]
+    assert result.metadata["step_counters"]["errors"] == {"sparql_query": 1}
 
 
 def test_to_result_v5_response_errors():

@@ -14,6 +14,18 @@ from ragmeter.steps.protocol import BLANK_INPUT_ERROR
 __all__ = ["to_result"]
 
 _CORRECTNESS = ("answer_recall", "answer_precision", "answer_f1")
+_JUDGED = frozenset(
+    {
+        *_CORRECTNESS,
+        "answer_relevance",
+        "answer_relevance_cost",
+        *(
+            f"retrieval_{k}_{m}"
+            for k in ("answer", "context")
+            for m in ("recall", "precision", "f1")
+        ),
+    }
+)
 _JUDGE_STATUS_PREFIXES = tuple(f"{s}:" for s in sorted(st.JUDGE_FAILURES))
 _NOT_JUDGED = (BLANK_INPUT_ERROR, "Reference missing key", "Actual output missing key")
 
@@ -168,9 +180,14 @@ def to_result(
         strata["template_id"][str(tid)] = level
 
     table = pa.Table.from_pylist(rows, schema=SAMPLES_SCHEMA)
+    judged = sorted(
+        {r["metric"] for r in rows if r["metric"] in _JUDGED or r["metric"] not in order}
+        | {m for m in metrics if m not in scalar_metrics(mode)}
+    )
     metadata = {
         "compat": mode,
         "questions": len(results),
+        "judged_metrics": judged,  # LLM-judged keys present (a judge was used when non-empty)
         "step_counters": micro.get("steps", {}),
     }
     return Result("steps", table, aggs, strata=strata, metadata=metadata)

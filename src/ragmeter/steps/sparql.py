@@ -91,7 +91,15 @@ def _canonical_json(value: Any) -> str:
 # cached, which makes every later set and dict operation cheap), except numbers, which stay
 # ("num", value) tuples because they compare by value with a tolerance.
 _IRI, _STR, _LANG, _BNODE_TAG, _TYPED, _BOOL, _SPECIAL, _RAW, _OTHER = (
-    "\x01", "\x02", "\x03", "\x04", "\x05", "\x06", "\x07", "\x08", "\x09"
+    "\x01",
+    "\x02",
+    "\x03",
+    "\x04",
+    "\x05",
+    "\x06",
+    "\x07",
+    "\x08",
+    "\x09",
 )
 
 
@@ -226,8 +234,10 @@ class SparqlResult:
         key = (var, compat)
         col = self._columns.get(key)
         if col is None:
-            col = _compat_column(self.bindings, var) if compat else _default_column(
-                self.bindings, var
+            col = (
+                _compat_column(self.bindings, var)
+                if compat
+                else _default_column(self.bindings, var)
             )
             self._columns[key] = col
         return col
@@ -761,6 +771,7 @@ def find_column_mapping(
 # -- diagnostics (default mode): how close a miss was -------------------------------------------
 
 _MAX_DIAGNOSTIC_MAPS: Final = 5040
+_MAX_DIAGNOSTIC_CELLS: Final = 200_000  # maps × rows tried exhaustively; beyond, one greedy map
 
 
 def row_overlap(
@@ -774,8 +785,9 @@ def row_overlap(
 
     Precision is the share of actual rows (projected on the mapped columns) that are reference
     rows, recall the share of reference rows found; sets, multisets or positions as the
-    comparison semantics say. All maps are tried when there are at most 5,040, otherwise each
-    reference column takes the free actual column whose values overlap most. ``None`` for ASK
+    comparison semantics say. All maps are tried when there are at most 5,040 (and at most
+    200,000 rows to build in all), otherwise each reference column takes the free actual column
+    whose values overlap most. ``None`` for ASK
     results or when the actual result has fewer columns than the reference needs.
     """
     if reference.is_ask or actual.is_ask:
@@ -825,11 +837,11 @@ def _ratio(hits: int, denominator: int, other: int) -> float:
     return hits / denominator
 
 
-def _diagnostic_maps(r_ids: list[list[int]], a_ids: list[list[int]]):
-    import itertools
-
+def _diagnostic_maps(r_ids: list[list[Any]], a_ids: list[list[Any]]):
     k, m = len(r_ids), len(a_ids)
-    if math.perm(m, k) <= _MAX_DIAGNOSTIC_MAPS:
+    rows = max(len(r_ids[0]) if k else 0, len(a_ids[0]) if m else 0, 1)
+    maps = math.perm(m, k)
+    if maps <= _MAX_DIAGNOSTIC_MAPS and maps * rows <= _MAX_DIAGNOSTIC_CELLS:
         yield from itertools.permutations(range(m), k)
         return
     r_sets = [set(c) for c in r_ids]
