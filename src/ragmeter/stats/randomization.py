@@ -223,7 +223,7 @@ def randomization_test(
     else:
         raise ValueError(f"statistic={statistic!r} (expected 'mean_diff' or a callable)")
     fields = base_fields(paired)
-    observed: float | None = fields["mean_diff"]
+    observed: float | None = float(np.mean(paired.d))
     p = 1.0
     if callable(statistic):
         if np.any(paired.d):
