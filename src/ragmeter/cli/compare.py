@@ -7,7 +7,9 @@ per-sample metric file per system (``--per-sample a.jsonl b.jsonl``). The compar
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -174,6 +176,18 @@ def _trec_scores(
         "relevance_level": relevance_level,
     }
     return scores, [shown for shown, _ in resolved], info
+
+
+@contextlib.contextmanager
+def _status(message: str) -> Iterator[None]:
+    """A spinner on stderr while work runs, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status(message):
+        yield
 
 
 def _rich_tables(report: ComparisonReport) -> None:
@@ -357,14 +371,15 @@ def register(app: typer.Typer) -> None:
                     command=COMMAND,
                 )
             systems = _system_names(paths[1:], name or [])
-            scores, metrics, info = _trec_scores(
-                paths[0],
-                paths[1:],
-                systems,
-                list(metric or []),
-                ultrarag=ultrarag,
-                relevance_level=relevance_level,
-            )
+            with _status(f"scoring {len(systems)} runs"):
+                scores, metrics, info = _trec_scores(
+                    paths[0],
+                    paths[1:],
+                    systems,
+                    list(metric or []),
+                    ultrarag=ultrarag,
+                    relevance_level=relevance_level,
+                )
         if out_format == "ultrarag" and len(systems) != 2:
             raise UsageError(
                 f"the UltraRAG output compares 2 systems (A = first, B = second), got "
@@ -377,24 +392,25 @@ def register(app: typer.Typer) -> None:
         from ragmeter.stats import compare
 
         try:
-            report = compare(
-                scores,
-                metrics=metrics,
-                test=test if not (ranx and test == "randomization") else "t",
-                correction=correction,
-                family=family,
-                alpha=alpha,
-                alternative=alternative,
-                n_resamples=n_resamples
-                if n_resamples is not None
-                else (10000 if ultrarag else 9999),
-                seed=seed,
-                missing=policy,  # type: ignore[arg-type]
-                fill_value=fill_value,
-                ci=ci,
-                ranx_compat=ranx,
-                two_sided=two_sided,
-            )
+            with _status("testing every pair"):
+                report = compare(
+                    scores,
+                    metrics=metrics,
+                    test=test if not (ranx and test == "randomization") else "t",
+                    correction=correction,
+                    family=family,
+                    alpha=alpha,
+                    alternative=alternative,
+                    n_resamples=n_resamples
+                    if n_resamples is not None
+                    else (10000 if ultrarag else 9999),
+                    seed=seed,
+                    missing=policy,  # type: ignore[arg-type]
+                    fill_value=fill_value,
+                    ci=ci,
+                    ranx_compat=ranx,
+                    two_sided=two_sided,
+                )
         except UsageError:
             raise
         except ValueError as exc:
