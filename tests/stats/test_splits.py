@@ -7,6 +7,8 @@ import random
 from collections import Counter
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragmeter.errors import InputError, UsageError
 from ragmeter.stats.datasets import (
@@ -275,3 +277,70 @@ def test_sampling_selection_rule_and_errors():
         allocate({"A": 3, "B": 3}, 1, min_per_stratum=1)
     rare = stratified_sample([*rows, {"id": "z", "t": "C"}], by=["t"], n=4, rare_policy="bucket")
     assert RARE in {r["stratum"] for r in rare.report["strata"]}
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from("ABCDE"), st.sampled_from("xyz"), st.integers(0, 40)),
+        min_size=5,
+        max_size=120,
+    ),
+    st.integers(0, 10**6),
+    st.sampled_from([[0.7, 0.15, 0.15], [0.0, 0.3, 0.7], [0.5, 0.5, 0.0], [0.8, 0.2]]),
+    st.booleans(),
+)
+def test_split_invariants_on_random_data(rows, seed, ratios, coverage):
+    items = [
+        {"id": f"i{n:03d}", "kind": k, "lang": lang, "group": f"g{g}"}
+        for n, (k, lang, g) in enumerate(rows)
+    ]
+    res = split(
+        items,
+        ratios=ratios,
+        factors=["kind", "lang"],
+        group_key="group",
+        seed=seed,
+        coverage=coverage,
+    )
+    owner = {}
+    for s, ids in res.splits.items():
+        for i in ids:
+            assert i not in owner
+            owner[i] = s
+    assert sorted(owner) == sorted(it["id"] for it in items)
+    groups: dict[str, set[str]] = {}
+    for it in items:
+        groups.setdefault(it["group"], set()).add(owner[it["id"]])
+    assert all(len(v) == 1 for v in groups.values())
+    assert res.report["leakage"]["groups_in_more_than_one_split"] == 0
+    for name, r in zip(["train", "dev", "test"], ratios, strict=False):
+        if r == 0:
+            assert res.splits[name] == []
+    shuffled = items[::-1]
+    again = split(
+        shuffled,
+        ratios=ratios,
+        factors=["kind", "lang"],
+        group_key="group",
+        seed=seed,
+        coverage=coverage,
+    )
+    assert again.sha256 == res.sha256
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from("ABCDEFGH"), st.integers(1, 50), min_size=1, max_size=8),
+    st.data(),
+    st.sampled_from(["proportional", "equal"]),
+)
+def test_allocation_invariants(sizes, data, allocation):
+    total = sum(sizes.values())
+    n = data.draw(st.integers(0, total))
+    alloc, quotas = allocate(sizes, n, allocation=allocation)
+    assert sum(alloc.values()) == n
+    assert all(0 <= alloc[h] <= sizes[h] for h in sizes)
+    if allocation == "proportional":
+        # largest remainder never strays a whole unit from its quota
+        assert all(abs(alloc[h] - quotas[h]) < 1 for h in sizes)
