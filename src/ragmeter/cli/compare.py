@@ -257,6 +257,7 @@ def register(app: typer.Typer) -> None:
                 help="QRELS RUN_A RUN_B [RUN_C ...] (TREC runs), or with --per-sample one "
                 "per-sample metric file per system.",
                 show_default=False,
+                metavar="PATHS",
             ),
         ],
         metric: Annotated[

@@ -177,7 +177,10 @@ def _print_sample(res: Any, *, to_stderr: bool) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("split")
     def split_cmd(
-        gold: Annotated[str, typer.Argument(help="Gold JSONL (one sample per line: id, strata).")],
+        gold: Annotated[
+            str,
+            typer.Argument(help="Gold JSONL (one sample per line: id, strata).", metavar="GOLD"),
+        ],
         by: Annotated[
             list[str] | None,
             typer.Option("--by", help="Stratification factors, comma-separated or repeated."),
