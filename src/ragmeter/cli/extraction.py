@@ -632,7 +632,7 @@ def register(app: typer.Typer) -> None:
             raise UsageError("--names must give one distinct name per file", command=cmd)
         fmt_ = fmt or _agreement_format(files[0])
         _choice(cmd, "--format", fmt_, ("labels", *_FORMATS))
-        from ragmeter.extraction import agreement as ag
+        from ragmeter.extraction import iaa as ag
 
         if fmt_ == "labels":
             from ragmeter.io.labels import read_labels

@@ -100,7 +100,18 @@ def _check_table(table: SpanTable, side: str) -> None:
 
 
 def _sort(doc: np.ndarray, start: np.ndarray, end: np.ndarray, label: np.ndarray) -> np.ndarray:
-    return np.lexsort((label, end, start, doc))
+    """Order by (doc, start, end, label), as two combined integer keys (faster than four)."""
+    if not len(doc):
+        return np.zeros(0, dtype=np.int64)
+    big = int(end.max()) + 1
+    n_labels = int(label.max()) + 1
+    k1 = doc * big + start
+    k2 = end * n_labels + label
+    # inputs usually come grouped by document in text order: check before sorting
+    ordered = (k1[1:] > k1[:-1]) | ((k1[1:] == k1[:-1]) & (k2[1:] >= k2[:-1]))
+    if ordered.all():
+        return np.arange(len(doc), dtype=np.int64)
+    return np.lexsort((k2, k1))
 
 
 def _dup_mask(doc, start, end, label) -> np.ndarray:
@@ -287,19 +298,11 @@ class NerReport:
             statuses = np.where(included, st.OK, st.NO_GOLD)
             counts = self.doc_counts[s].tolist()
             pos, act = self.doc_pos.tolist(), self.doc_act.tolist()
+            # counts are integers, so this is the JSON json.dumps would write, built faster
             details = (
                 [
-                    json.dumps(
-                        {
-                            "COR": c[0],
-                            "INC": c[1],
-                            "PAR": c[2],
-                            "MIS": c[3],
-                            "SPU": c[4],
-                            "POS": pos[i],
-                            "ACT": act[i],
-                        }
-                    )
+                    f'{{"COR": {c[0]}, "INC": {c[1]}, "PAR": {c[2]}, "MIS": {c[3]}, '
+                    f'"SPU": {c[4]}, "POS": {pos[i]}, "ACT": {act[i]}}}'
                     for i, c in enumerate(counts)
                 ]
                 if samples
@@ -311,7 +314,7 @@ class NerReport:
                         Column(
                             f"overall.{s}.{key}",
                             vals,
-                            np.full(n, st.OK, dtype=object),
+                            st.OK,
                             details if key == "f1" else None,
                         )
                     )

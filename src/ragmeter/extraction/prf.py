@@ -66,14 +66,11 @@ def prf_arrays(
 
 def mean(values: Sequence[float] | np.ndarray) -> float:
     """Left-to-right mean (callers pass values in canonical order)."""
-    total = 0.0
-    n = 0
-    for v in values:
-        total += float(v)
-        n += 1
-    if n == 0:
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.size == 0:
         raise ValueError("mean of no values")
-    return total / n
+    # cumsum adds one value at a time (numpy's sum is pairwise)
+    return float(np.cumsum(arr)[-1] / arr.size)
 
 
 def weighted_mean(values: Sequence[float] | np.ndarray, weights: Sequence[float]) -> float:

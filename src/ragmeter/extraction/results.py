@@ -57,14 +57,17 @@ def build_result(
             raise ValueError(f"{col.metric}: {vals.shape} values for {n} ids")
         if isinstance(col.statuses, str):
             st.check(col.statuses)
-            statuses = pa.array([col.statuses] * n, type=pa.string())
+            statuses = pa.repeat(col.statuses, n).cast(pa.string())
             scored = np.full(n, col.statuses in st.SCORED)
         else:
-            stat = np.asarray(col.statuses, dtype=object)
-            for s in set(stat.tolist()):
+            stat = np.asarray(col.statuses).astype(str)
+            uniq, inverse = np.unique(stat, return_inverse=True)
+            for s in uniq.tolist():
                 st.check(s)
-            statuses = pa.array(stat.tolist(), type=pa.string())
-            scored = np.isin(stat, list(st.SCORED))
+            statuses = pa.DictionaryArray.from_arrays(
+                pa.array(inverse.astype(np.int32)), pa.array(uniq.tolist(), type=pa.string())
+            ).cast(pa.string())
+            scored = np.isin(uniq, list(st.SCORED))[inverse]
         bad = scored & ~np.isfinite(vals)
         if bad.any():
             raise ValueError(
@@ -73,7 +76,7 @@ def build_result(
             )
         mask = ~scored
         id_col.append(id_arr)
-        metric_col.append(pa.array([col.metric] * n, type=pa.string()))
+        metric_col.append(pa.repeat(col.metric, n).cast(pa.string()))
         value_col.append(pa.array(np.where(mask, 0.0, vals), mask=mask, type=pa.float64()))
         status_col.append(statuses)
         detail_col.append(
