@@ -85,10 +85,9 @@ def _averages(
     }
     w = support.astype(np.float64).tolist()
     if sum(w) == 0:
-        weighted: dict[str, float | None] = {"precision": None, "recall": None, "f1": None}
-        if not math.isnan(zd):
-            weighted = {"precision": zd, "recall": zd, "f1": zd}
-        undefined["weighted"] = "no gold support in the label set"
+        # scikit-learn's rule: with no support at all, the weights are dropped
+        weighted: dict[str, float | None] = dict(macro)
+        undefined["weighted"] = "no gold support in the label set (unweighted mean, as scikit-learn)"
     else:
         weighted = {
             "precision": _nan_weighted(p.tolist(), w),
