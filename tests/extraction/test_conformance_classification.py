@@ -37,8 +37,9 @@ def test_tv_cls_01_multiclass():
 def test_tv_cls_02_label_set_policy(zd):
     v = V["TV-CLS-02"]
     inp, exp = v["input"], v["expected"]
-    fixed = evaluate_types(ids(inp["y_true"]), ids(inp["y_pred"]), labels=inp["fixed_labels"],
-                           zero_division=zd)
+    fixed = evaluate_types(
+        ids(inp["y_true"]), ids(inp["y_pred"]), labels=inp["fixed_labels"], zero_division=zd
+    )
     present = evaluate_types(ids(inp["y_true"]), ids(inp["y_pred"]), zero_division=zd)
     assert close(fixed.macro["f1"], exp[f"macro_f1_zero_division_{zd}"])
     assert close(present.macro["f1"], exp[f"macro_f1_present_only_zero_division_{zd}"])
@@ -57,8 +58,9 @@ def test_tv_cls_03_micro_equals_accuracy():
 
 def test_tv_cls_04_micro_over_a_subset():
     v = V["TV-CLS-04"]
-    r = evaluate_types(ids(v["input"]["y_true"]), ids(v["input"]["y_pred"]),
-                       labels=v["input"]["labels"])
+    r = evaluate_types(
+        ids(v["input"]["y_true"]), ids(v["input"]["y_pred"]), labels=v["input"]["labels"]
+    )
     assert r.micro["f1"] == v["expected"]["micro_f1"]
     assert r.accuracy == v["expected"]["accuracy"]
 
@@ -79,9 +81,12 @@ def test_tv_cls_06_heritage_macro_and_lower_case_labels():
     v = V["TV-CLS-06"]
     inp, exp = v["input"], v["expected"]
     g, p = ids(inp["y_true"]), ids(inp["y_pred"])
-    assert close(evaluate_types(g, p, profile="heritage").macro["f1"], exp["macro_f1_present_labels"])
-    fixed_nan = evaluate_types(g, p, profile="heritage", labels=list(HERITAGE_TYPE_CODES),
-                               zero_division="nan")
+    assert close(
+        evaluate_types(g, p, profile="heritage").macro["f1"], exp["macro_f1_present_labels"]
+    )
+    fixed_nan = evaluate_types(
+        g, p, profile="heritage", labels=list(HERITAGE_TYPE_CODES), zero_division="nan"
+    )
     assert close(fixed_nan.macro["f1"], exp["macro_f1_fixed_19_zero_division_nan"])
     fixed0 = evaluate_types(g, p, profile="heritage", labels=list(HERITAGE_TYPE_CODES))
     assert close(fixed0.macro["f1"], exp["macro_f1_fixed_19_zero_division_0"])
@@ -130,7 +135,9 @@ def test_tv_cls_09_hierarchy():
     assert close(h["hierarchy_gap"], exp["hierarchy_gap"])
     hh, eh = h["hierarchical"], exp["hierarchical"]
     assert (hh["intersection"], hh["sum_pred"], hh["sum_gold"]) == (
-        eh["intersection"], eh["sum_pred"], eh["sum_gold"]
+        eh["intersection"],
+        eh["sum_pred"],
+        eh["sum_gold"],
     )
     for key in ("hP", "hR", "hF"):
         assert close(hh[key], eh[key]), key

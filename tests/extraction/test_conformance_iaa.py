@@ -18,8 +18,10 @@ def test_tv_iaa_01_two_raters_nominal():
     assert close(ag.cohen_kappa(r1, r2), exp["sklearn_cohen_kappa"])
     assert close(ag.cohen_kappa(r1, r2), exp["statsmodels_cohens_kappa"])
     assert close(ag.scotts_pi(r1, r2), exp["nltk_pi(Scott)"])
-    assert close(ag.fleiss_kappa(list(zip(r1, r2, strict=True))),
-                 exp["fleiss_kappa_with_2_raters(=Scott's pi)"])
+    assert close(
+        ag.fleiss_kappa(list(zip(r1, r2, strict=True))),
+        exp["fleiss_kappa_with_2_raters(=Scott's pi)"],
+    )
     assert close(ag.krippendorff_alpha([r1, r2]), exp["krippendorff_alpha_nominal"])
     rep = ag.agreement(list(zip(r1, r2, strict=True)))
     assert close(rep.observed_agreement, exp["observed_agreement"])
@@ -60,7 +62,9 @@ def test_tv_iaa_04_missing_ratings():
     data = v["input"]["reliability_data_raters_x_items"]
     assert close(ag.krippendorff_alpha(data), v["expected"]["krippendorff_alpha_nominal"])
     rep = ag.agreement([list(col) for col in zip(*data, strict=True)])
-    assert close(rep.coefficients["krippendorff_alpha"], v["expected"]["krippendorff_alpha_nominal"])
+    assert close(
+        rep.coefficients["krippendorff_alpha"], v["expected"]["krippendorff_alpha_nominal"]
+    )
     assert "fleiss_kappa" not in rep.coefficients and "fleiss_kappa" in rep.undefined
 
 
@@ -69,7 +73,9 @@ def test_tv_iaa_05_span_f1_versus_token_kappa():
     exp = v["expected"]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        rep = ag.span_agreement_tags({"a1": v["input"]["annotator1"], "a2": v["input"]["annotator2"]})
+        rep = ag.span_agreement_tags(
+            {"a1": v["input"]["annotator1"], "a2": v["input"]["annotator2"]}
+        )
     assert any("token κ is a diagnostic" in str(w.message) for w in caught)
     assert close(rep.mean_f1["strict"], exp["span_f1_strict_a1_as_reference"])
     assert close(rep.pairwise["strict"][1][0], exp["span_f1_strict_a2_as_reference"])

@@ -41,7 +41,10 @@ def test_tv_el_01_skip_empty_documents_and_nil_on_aligned_spans():
     nil = r.nil_on_aligned
     want = exp["nil_detection_on_exactly_matched_spans"]
     assert (nil["n_aligned_mentions"], nil["tp"], nil["fp"], nil["fn"]) == (
-        want["n_aligned_mentions"], want["tp"], want["fp"], want["fn"]
+        want["n_aligned_mentions"],
+        want["tp"],
+        want["fp"],
+        want["fn"],
     )
 
 
@@ -83,7 +86,8 @@ def test_tv_el_03_heritage_linking_defects():
     gold, pred = _heritage_records(v["input"]["nil_in_denominator"])
     r = evaluate_linking(gold, pred, k=1)
     assert (r.ranking["hits@1"], r.ranking["mrr"]) == (
-        exp["nil_in_denominator"]["hits@1"], exp["nil_in_denominator"]["mrr"]
+        exp["nil_in_denominator"]["hits@1"],
+        exp["nil_in_denominator"]["mrr"],
     )
     assert r.ranking["n_inkb_mentions"] == exp["nil_in_denominator"]["n_inkb_mentions"]
     assert r.ranking["hits@1"] != obs["heritage_nil_in_denominator"]["hits@1"]
@@ -103,18 +107,27 @@ def test_tv_el_03_heritage_linking_defects():
 
 def test_tv_el_04_nil_detection_joined_by_mention_id():
     v = V["TV-EL-04"]
-    gold = [{"mention_id": g["mention"], "kb_ids": None if g["is_nil_gold"] else ["Q1"]}
-            for g in v["input"]["gold"]]
-    pred = [{"mention_id": p["mention"], "nil": p["is_nil_pred"], "candidates": []}
-            for p in v["input"]["pred"]]
+    gold = [
+        {"mention_id": g["mention"], "kb_ids": None if g["is_nil_gold"] else ["Q1"]}
+        for g in v["input"]["gold"]
+    ]
+    pred = [
+        {"mention_id": p["mention"], "nil": p["is_nil_pred"], "candidates": []}
+        for p in v["input"]["pred"]
+    ]
     r = evaluate_linking(gold, pred)
     exp = v["expected"]
     assert (r.nil["precision"], r.nil["recall"], r.nil["f1"]) == (
-        exp["nil_precision"], exp["nil_recall"], exp["nil_f1"]
+        exp["nil_precision"],
+        exp["nil_recall"],
+        exp["nil_f1"],
     )
     assert r.nil["f1"] != v["library_observed"]["heritage_zip_by_position"]["nil_f1"]
     # the NIL decision without a flag: the first candidate is the nil_id
-    pred2 = [{"mention_id": "A", "candidates": ["NIL", "Q1"]}, {"mention_id": "B", "candidates": ["Q1"]}]
+    pred2 = [
+        {"mention_id": "A", "candidates": ["NIL", "Q1"]},
+        {"mention_id": "B", "candidates": ["Q1"]},
+    ]
     assert evaluate_linking(gold, pred2).nil["f1"] == 1.0
 
 
@@ -122,8 +135,9 @@ def test_tv_el_05_cross_kb_consistency(tmp_path):
     v = V["TV-EL-05"]
     exp = v["expected"]
     path = tmp_path / "mapping.tsv"
-    path.write_text("# source: test fixture\n" + "\n".join(v["input"]["mapping_tsv"]) + "\n",
-                    encoding="utf-8")
+    path.write_text(
+        "# source: test fixture\n" + "\n".join(v["input"]["mapping_tsv"]) + "\n", encoding="utf-8"
+    )
     mapping = load_mapping(path)
     r = check_consistency(v["input"]["entities"], mapping)
     assert r.status == exp["status"]

@@ -87,7 +87,9 @@ def test_candidate_pairs_are_exactly_the_overlapping_pairs(gold, pred):
     p = sorted(pred)
     z = lambda n: np.zeros(n, dtype=np.int64)  # noqa: E731 - one document
     arr = lambda xs, k: np.array([x[k] for x in xs], dtype=np.int64)  # noqa: E731
-    pg, pp, inter = candidate_pairs(z(len(g)), arr(g, 0), arr(g, 1), z(len(p)), arr(p, 0), arr(p, 1))
+    pg, pp, inter = candidate_pairs(
+        z(len(g)), arr(g, 0), arr(g, 1), z(len(p)), arr(p, 0), arr(p, 1)
+    )
     got = {(int(a), int(b)): int(c) for a, b, c in zip(pg, pp, inter, strict=True)}
     want = {
         (i, j): min(ge, pe) - max(gs, ps)

@@ -59,7 +59,9 @@ def documents(draw):
 def _nervaluate(docs, pct):
     true = [[{"label": lab, "start": s, "end": e - 1} for s, e, lab in g] for g, _ in docs]
     pred = [[{"label": lab, "start": s, "end": e - 1} for s, e, lab in p] for _, p in docs]
-    return Evaluator(true, pred, tags=list(LABELS), loader="dict", min_overlap_percentage=pct).evaluate()
+    return Evaluator(
+        true, pred, tags=list(LABELS), loader="dict", min_overlap_percentage=pct
+    ).evaluate()
 
 
 def _threshold_agrees(docs, pct) -> bool:
@@ -78,8 +80,15 @@ def _threshold_agrees(docs, pct) -> bool:
 
 
 def _check(block, ref, where):
-    mapping = {"COR": "correct", "INC": "incorrect", "PAR": "partial", "MIS": "missed",
-               "SPU": "spurious", "POS": "possible", "ACT": "actual"}
+    mapping = {
+        "COR": "correct",
+        "INC": "incorrect",
+        "PAR": "partial",
+        "MIS": "missed",
+        "SPU": "spurious",
+        "POS": "possible",
+        "ACT": "actual",
+    }
     for key, attr in mapping.items():
         assert block[key] == getattr(ref, attr), (where, key, block[key], getattr(ref, attr))
     for key in ("precision", "recall", "f1"):
@@ -95,8 +104,12 @@ def test_counts_equal_nervaluate_without_competing_overlaps(docs, pct):
     # nervaluate's default 1% threshold is "any overlap" for spans shorter than 100
     r = evaluate_ner(gold, pred, min_overlap=0.0 if pct == 1.0 else pct / 100)
     ref = _nervaluate(docs, pct)
-    for schema, ner_name in (("strict", "strict"), ("exact", "exact"), ("partial", "partial"),
-                             ("type", "ent_type")):
+    for schema, ner_name in (
+        ("strict", "strict"),
+        ("exact", "exact"),
+        ("partial", "partial"),
+        ("type", "ent_type"),
+    ):
         _check(r.overall[schema], ref["overall"][ner_name], schema)
         for label, blocks in ref["entities"].items():
             _check(r.per_label[label][schema], blocks[ner_name], f"{label}/{schema}")

@@ -21,7 +21,11 @@ TYPES = ("LOC", "MUS", "GRP.HER.MUS", "NL-ISIL")
 def tags(prefixes: str):
     tag = st.one_of(
         st.just("O"),
-        st.builds(lambda p, t: f"{p}-{t}", st.sampled_from(prefixes.replace("O", "")), st.sampled_from(TYPES)),
+        st.builds(
+            lambda p, t: f"{p}-{t}",
+            st.sampled_from(prefixes.replace("O", "")),
+            st.sampled_from(TYPES),
+        ),
     )
     return st.lists(tag, min_size=0, max_size=9)
 

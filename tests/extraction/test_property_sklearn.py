@@ -48,8 +48,9 @@ labelled = st.integers(1, 25).flatmap(
 )
 def test_single_label_equals_sklearn(data, zd, label_set):
     y_true, y_pred = data
-    r = evaluate_types(dict(enumerate(y_true)), dict(enumerate(y_pred)), labels=label_set,
-                       zero_division=zd)
+    r = evaluate_types(
+        dict(enumerate(y_true)), dict(enumerate(y_pred)), labels=label_set, zero_division=zd
+    )
     labels = r.labels_used
     if label_set == "present":
         assert labels == sorted(set(y_true) | set(y_pred))
@@ -109,8 +110,13 @@ def test_multilabel_equals_sklearn(rows, zd):
 @st.composite
 def token_docs(draw):
     n = draw(st.integers(1, 12))
-    words = draw(st.lists(st.sampled_from(["Het", "museum", "(Rijks)", "1885.", "NL-AmRM"]),
-                          min_size=n, max_size=n))
+    words = draw(
+        st.lists(
+            st.sampled_from(["Het", "museum", "(Rijks)", "1885.", "NL-AmRM"]),
+            min_size=n,
+            max_size=n,
+        )
+    )
     text = " ".join(words)
     starts, pos = [], 0
     for w in words:
@@ -146,7 +152,7 @@ def test_token_level_equals_sklearn(doc):
     assume(labels)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        pr, rc, f, s = precision_recall_fscore_support(g, p, labels=labels, zero_division=0)
+        pr, _, f, s = precision_recall_fscore_support(g, p, labels=labels, zero_division=0)
         for k, lab in enumerate(labels):
             assert close(r.per_label[lab]["f1"], f[k]) and r.per_label[lab]["support"] == s[k]
             assert close(r.per_label[lab]["precision"], pr[k])
@@ -154,6 +160,7 @@ def test_token_level_equals_sklearn(doc):
             ref = precision_recall_fscore_support(g, p, labels=labels, average=avg, zero_division=0)
             assert close(getattr(r, avg)["f1"], ref[2]), avg
         if sum(s):
-            ref = precision_recall_fscore_support(g, p, labels=labels, average="weighted",
-                                                  zero_division=0)
+            ref = precision_recall_fscore_support(
+                g, p, labels=labels, average="weighted", zero_division=0
+            )
             assert close(r.weighted["f1"], ref[2])

@@ -48,13 +48,19 @@ def _nan_mean(values: Sequence[float]) -> float | None:
 
 
 def _nan_weighted(values: Sequence[float], weights: Sequence[float]) -> float | None:
+    """Weighted mean without the undefined values; when the remaining weights are all zero,
+    their unweighted mean (scikit-learn's ``_nanaverage``)."""
     num = den = 0.0
+    kept = []
     for v, w in zip(values, weights, strict=True):
         if math.isnan(v):
             continue
+        kept.append(v)
         num += v * w
         den += w
-    return num / den if den else None
+    if den:
+        return num / den
+    return mean(kept) if kept else None
 
 
 def _ratio(num: np.ndarray, den: np.ndarray, zd: float) -> np.ndarray:
@@ -87,7 +93,9 @@ def _averages(
     if sum(w) == 0:
         # scikit-learn's rule: with no support at all, the weights are dropped
         weighted: dict[str, float | None] = dict(macro)
-        undefined["weighted"] = "no gold support in the label set (unweighted mean, as scikit-learn)"
+        undefined["weighted"] = (
+            "no gold support in the label set (unweighted mean, as scikit-learn)"
+        )
     else:
         weighted = {
             "precision": _nan_weighted(p.tolist(), w),

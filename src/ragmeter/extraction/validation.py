@@ -78,9 +78,11 @@ class ValidationReport:
         }
 
 
-def _where(doc_id: str, index: int, locate: Locator | None) -> tuple[str | None, int | None, str]:
+def _where(
+    doc_id: str, index: int, locate: Locator | None, role: str = "gold"
+) -> tuple[str | None, int | None, str]:
     path, line = locate(doc_id, index) if locate is not None else (None, None)
-    return path, line, f"document '{doc_id}'"
+    return path, line, f"{'predicted ' if role == 'pred' else ''}document '{doc_id}'"
 
 
 def _occurrences(text: str, needle: str, limit: int = 2) -> list[int]:
@@ -178,7 +180,7 @@ def validate(
         spans = corpus.spans.get(doc_id, [])
         text = corpus.text(doc_id)
         if has_docs and doc_id not in corpus.documents and spans:
-            path, line, loc = _where(doc_id, 0, locate)
+            path, line, loc = _where(doc_id, 0, locate, role)
             unknown_docs.append(
                 Problem(
                     f"{len(spans)} span(s) for document '{doc_id}', which is not in the corpus "
@@ -191,7 +193,7 @@ def validate(
         kept: list[Span] = []
         seen: dict[tuple[str, int, int, str], int] = {}
         for i, span in enumerate(spans):
-            path, line, loc = _where(doc_id, i, locate)
+            path, line, loc = _where(doc_id, i, locate, role)
             if span.doc_id != doc_id:
                 bounds.append(
                     Problem(

@@ -159,7 +159,8 @@ def load_heritage(
                 location=loc,
             )
         meta[_KEYS_META] = list(rec)
-        anns = rec.get("ner_annotations") or []
+        anns = rec.get("ner_annotations")
+        anns = [] if anns is None else anns
         if not isinstance(anns, list):
             raise InputError("ner_annotations is not a list", path=name, line=line, location=loc)
         doc_spans = []

@@ -152,7 +152,7 @@ def read_link_predictions(path: str | os.PathLike[str]) -> MentionFile:
         _add(
             out,
             mid,
-            {"candidates": rec.get("candidates", []), "nil": rec.get("nil")},
+            {**rec, "candidates": rec.get("candidates", []), "nil": rec.get("nil")},
             line,
             "prediction",
         )
