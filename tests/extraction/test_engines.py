@@ -235,6 +235,20 @@ def test_classification_join_and_policies():
     }
 
 
+@pytest.mark.parametrize(
+    ("gold", "pred", "message"),
+    [
+        ({"a": "M", "b": 3}, {"a": "M", "b": "A"}, "item 'b': gold label 3 is not a string"),
+        ({"a": None}, {"a": "M"}, "item 'a': gold label None is not a string"),
+        ({"a": "M"}, {"a": 2.5}, "item 'a': predicted label 2.5 is not a string"),
+        ({1: "M", "1": "A"}, {1: "M", "1": "A"}, "two gold item ids are equal as strings"),
+    ],
+)
+def test_classification_label_types(gold, pred, message):
+    with pytest.raises(InputError, match=message):
+        evaluate_types(gold, pred)
+
+
 def test_classification_result_rows_and_top_confusions():
     gold = {f"i{k}": g for k, g in enumerate("MMMAAL")}
     pred = {f"i{k}": p for k, p in enumerate("AAMLLL")}
@@ -403,3 +417,71 @@ def test_kb_id_canonical_forms():
     assert canonical_kb_id("http://www.wikidata.org/entity/Q190804") == "Q190804"
     assert canonical_kb_id("ISIL:NL-AmRM") == "isil:NL-AmRM"
     assert canonical_kb_id(None) is None and canonical_kb_id("NIL") is None
+
+
+# -- optional online resolver (a local SPARQL stand-in; no internet) ----------------------------
+def test_build_mapping_against_a_local_endpoint(tmp_path):
+    import http.server
+    import threading
+    import urllib.parse
+
+    from ragmeter.extraction.crosskb import check_consistency
+    from ragmeter.extraction.kb_online import build_mapping
+
+    seen = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's naming
+            body = self.rfile.read(int(self.headers["Content-Length"])).decode()
+            query = urllib.parse.parse_qs(body)["query"][0]
+            seen.append((query, self.headers["User-Agent"]))
+            rows = []
+            if "wd:Q190804" in query:
+                rows = [
+                    {
+                        "item": {"value": "http://www.wikidata.org/entity/Q190804"},
+                        "scheme": {"value": "viaf"},
+                        "value": {"value": "148691498"},
+                    },
+                    {
+                        "item": {"value": "http://www.wikidata.org/entity/Q190804"},
+                        "scheme": {"value": "isil"},
+                        "value": {"value": "NL-AmRM"},
+                    },
+                ]
+            payload = json.dumps({"results": {"bindings": rows}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/sparql-results+json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        endpoint = f"http://127.0.0.1:{server.server_port}/sparql"
+        out = tmp_path / "mapping.tsv"
+        mapping = build_mapping(
+            ["wd:Q190804", "Q5", "Q924335"],
+            endpoint=endpoint,
+            batch_size=2,
+            out=out,
+            user_agent="ragmeter-test",
+        )
+    finally:
+        server.shutdown()
+    assert len(seen) == 2 and all(agent == "ragmeter-test" for _, agent in seen)
+    assert "wdt:P214" in seen[0][0] and "wdt:P791" in seen[0][0]
+    text = out.read_text(encoding="utf-8")
+    assert "# endpoint: " + endpoint in text and "# retrieved: " in text
+    assert text.splitlines()[-2:] == ["Q190804\tisil\tNL-AmRM", "Q190804\tviaf\t148691498"]
+    r = check_consistency(
+        [{"entity_id": "e", "wikidata_id": "Q190804", "viaf_id": "148691498"}], mapping
+    )
+    assert r.status == {"e": "consistent"} and r.settings["mapping"]["sha256"]
+    with pytest.raises(InputError, match="no Wikidata property known for scheme 'orcid'"):
+        build_mapping(["Q1"], schemes=["orcid"], out=tmp_path / "x.tsv", endpoint=endpoint)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import krippendorff
 import numpy as np
@@ -26,7 +27,8 @@ two_raters = st.integers(2, 30).flatmap(
 @given(data=two_raters, weights=st.sampled_from([None, "linear", "quadratic"]))
 def test_cohen_kappa_equals_sklearn(data, weights):
     r1, r2 = data
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scikit-learn warns when κ is undefined
         ref = cohen_kappa_score(r1, r2, weights=weights)
     mine = iaa.cohen_kappa(r1, r2, weights=weights)
     if mine is None:
@@ -49,7 +51,8 @@ matrix = st.tuples(st.integers(2, 15), st.integers(2, 5)).flatmap(
 def test_fleiss_and_randolph_equal_statsmodels(rows):
     table, _ = aggregate_raters(np.array(rows))
     assume(table.shape[1] >= 2)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         ref = fleiss_kappa(table, method="fleiss")
         ref_r = fleiss_kappa(table, method="randolph")
     mine = iaa.fleiss_kappa(rows)

@@ -31,6 +31,7 @@ from ragmeter.extraction.columns import factorize
 from ragmeter.extraction.errors import InvalidLabelError, Problem
 from ragmeter.extraction.prf import check_zero_division, mean
 from ragmeter.extraction.profiles import INVALID, HierarchyProfile, get_profile
+from ragmeter.extraction.results import library_versions
 
 __all__ = [
     "MultiLabelReport",
@@ -134,12 +135,19 @@ def _join(
         raise ValueError(f"missing={missing!r} (expected 'error' or 'as_invalid')")
     if extra not in ("error", "ignore"):
         raise ValueError(f"extra={extra!r} (expected 'error' or 'ignore')")
-    ids = [str(k) for k in gold]
-    if len(set(ids)) != len(ids):
-        raise InputError("two gold item ids are equal as strings (expected unique ids)")
-    sentinel = object()
+    keys = list(gold)
+    if _all_strings(keys):
+        ids = keys
+    else:
+        ids = [str(k) for k in keys]
+        if len(set(ids)) != len(ids):
+            raise InputError("two gold item ids are equal as strings (expected unique ids)")
     g_vals = list(gold.values())
-    p_vals = [pred.get(k, sentinel) for k in gold]
+    if keys == list(pred):
+        # the same items in the same order (the usual case): no lookups needed
+        return ids, g_vals, list(pred.values()), [], []
+    sentinel = object()
+    p_vals = [pred.get(k, sentinel) for k in keys]
     missing_ids = [ids[i] for i, v in enumerate(p_vals) if v is sentinel]
     found = len(ids) - len(missing_ids)
     extra_ids: list[str] = []
@@ -163,11 +171,22 @@ def _join(
     return ids, g_vals, p_out, missing_ids, extra_ids
 
 
-def _check_labels(values: Iterable[Any], side: str, ids: Sequence[str]) -> None:
+def _all_strings(values: list[Any]) -> bool:
+    """True when every value is a string (checked by pyarrow, much faster than a loop)."""
+    import pyarrow as pa
+
+    try:
+        return pa.array(values, type=pa.string()).null_count == 0
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return False
+
+
+def _check_labels(values: list[Any], side: str, ids: Sequence[str]) -> None:
+    """Raise for the first label that is not a string (missing predictions are None)."""
     for i, v in zip(ids, values, strict=True):
-        if v is not None and not isinstance(v, str):
+        if (v is not None or side == "gold") and not isinstance(v, str):
             raise InputError(
-                f"{side} label {v!r} is a {type(v).__name__} (expected a string)",
+                f"{side} label {v!r} is not a string (expected a label such as 'M')",
                 location=f"item '{i}'",
             )
 
@@ -388,8 +407,9 @@ def evaluate_types(
     if invalid_gold not in ("error", "drop_items"):
         raise ValueError(f"invalid_gold={invalid_gold!r} (expected 'error' or 'drop_items')")
     ids, g_vals, p_vals, missing_ids, extra_ids = _join(gold, pred, missing=missing, extra=extra)
-    _check_labels(g_vals, "gold", ids)
-    _check_labels(p_vals, "predicted", ids)
+    if normalize is not None:
+        _check_labels(g_vals, "gold", ids)
+        _check_labels(p_vals, "predicted", ids)
     changes: dict[str, dict[str, Any]] = {}
     g_vals = _normalize_labels(normalize, g_vals, changes)
     p_vals = _normalize_labels(normalize, p_vals, changes)
@@ -402,9 +422,17 @@ def evaluate_types(
         reports["normalized_labels"] = changes
 
     # codes over the distinct values; None (missing) becomes the sentinel
-    p_clean = [INVALID if v is None else v for v in p_vals]
-    g_codes, g_names = factorize(g_vals) if ids else (np.zeros(0, np.int64), [])
-    p_codes, p_names = factorize(p_clean) if ids else (np.zeros(0, np.int64), [])
+    p_clean = [INVALID if v is None else v for v in p_vals] if missing_ids else p_vals
+    try:
+        g_codes, g_names = factorize(g_vals) if ids else (np.zeros(0, np.int64), [])
+    except InputError:
+        _check_labels(g_vals, "gold", ids)  # locates the bad label
+        raise
+    try:
+        p_codes, p_names = factorize(p_clean) if ids else (np.zeros(0, np.int64), [])
+    except InputError:
+        _check_labels(p_clean, "predicted", ids)
+        raise
 
     vocab = set(prof.vocabulary) if prof is not None else None
     invalid_pred: dict[str, int] = {}
@@ -604,6 +632,9 @@ def evaluate_types(
         "extra": extra,
         "invalid_gold": invalid_gold,
         "top_k": top_k,
+        "level": level,
+        "ner_to_type": dict(prof.ner_to_type) if prof else None,
+        "versions": library_versions(),
         "normalize": getattr(normalize, "__name__", repr(normalize)) if normalize else None,
     }
     return TypeReport(
@@ -852,6 +883,7 @@ def evaluate_types_multilabel(
             "profile_hash": prof.hash if prof else None,
             "labels": "present" if isinstance(labels, str) else "fixed",
             "zero_division": "nan" if math.isnan(zd) else zd,
+            "versions": library_versions(),
         },
         ids=ids,
         item_values={

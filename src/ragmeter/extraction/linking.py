@@ -35,6 +35,7 @@ from ragmeter.extraction.kbids import NIL_ID, canonical_kb_id, is_nil_id
 from ragmeter.extraction.matching import candidate_pairs, match
 from ragmeter.extraction.model import Corpus, Span
 from ragmeter.extraction.prf import check_zero_division, mean, prf
+from ragmeter.extraction.results import library_versions
 
 __all__ = [
     "E2EReport",
@@ -476,7 +477,13 @@ def evaluate_linking(
         has_pred=has_pred,
         undefined=undefined,
         reports=reports,
-        settings={"k": list(ks), "nil_id": nil_id, "zero_division": zd, "strict": strict},
+        settings={
+            "k": list(ks),
+            "nil_id": nil_id,
+            "zero_division": zd,
+            "strict": strict,
+            "versions": library_versions(),
+        },
         warnings=warnings,
     )
 
@@ -809,6 +816,7 @@ def evaluate_linking_e2e(
             "empty_documents": empty_documents,
             "unknown_documents": unknown_documents,
             "nil_id": nil_id,
+            "versions": library_versions(),
         },
         included=included,
         doc_prf=prf_rows,

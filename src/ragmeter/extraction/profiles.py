@@ -164,6 +164,10 @@ class HierarchyProfile:
             return None
         return anc[min(level, len(anc)) - 1]
 
+    def type_of(self, ner_label: str) -> str | None:
+        """The custodian code of an NER label under ``ner_to_type`` (§4.6), or ``None``."""
+        return self.ner_to_type.get(ner_label)
+
     @property
     def categories(self) -> dict[str, list[str]]:
         """Category → its leaf labels (level 1), in vocabulary order."""
