@@ -298,7 +298,8 @@ def main(argv: list[str] | None = None) -> None:
     print("\n".join(lines))
     print(
         f"\nmedian of {rep} ragmeter runs (anchors: 1 run); ratio = anchor time / ragmeter time. "
-        f"NER F1 strict={report.overall['strict']['f1']:.4f} type={report.overall['type']['f1']:.4f}."
+        f"NER F1 strict={report.overall['strict']['f1']:.4f} "
+        f"type={report.overall['type']['f1']:.4f}."
     )
 
 

@@ -431,7 +431,7 @@ def test_build_mapping_against_a_local_endpoint(tmp_path):
     seen = []
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 - http.server's naming
+        def do_POST(self):
             body = self.rfile.read(int(self.headers["Content-Length"])).decode()
             query = urllib.parse.parse_qs(body)["query"][0]
             seen.append((query, self.headers["User-Agent"]))

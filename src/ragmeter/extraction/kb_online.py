@@ -1,4 +1,6 @@
-"""Optional online resolver for the cross-KB mapping file (extraction.md §7.3, ``ragmeter[online]``).
+"""Optional online resolver for the cross-KB mapping file (extraction.md §7.3).
+
+Needs the ``ragmeter[online]`` extra (httpx).
 
 :func:`build_mapping` queries a Wikidata SPARQL endpoint for the VIAF (P214), ISIL (P791) or
 other configured properties of a list of QIDs, in batches, and writes a mapping file in the
