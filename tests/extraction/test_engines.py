@@ -108,6 +108,12 @@ def test_tag_scheme_normalization_and_errors():
     assert encode([("A", 0, 1), ("A", 1, 3)], 3, scheme="IOB1") == ["I-A", "B-A", "I-A"]
     with pytest.raises(TagSchemeError, match="unknown tag scheme 'BIO'"):
         normalize(["O"], "BIO")
+    with pytest.raises(TagSchemeError, match="tag 'X-A' has prefix 'X', which lenient decoding"):
+        evaluate_ner_tags([["X-A"]], [["O"]])
+    with pytest.raises(TagSchemeError, match="tag 'O-A' starts with O but is not 'O'"):
+        evaluate_ner_tags([["O-A"]], [["O"]])
+    with pytest.raises(TagSchemeError, match="tag 'E-A' has prefix 'E', which IOB2 does not allow"):
+        evaluate_ner_tags([["E-A"]], [["O"]], mode="strict")
     with pytest.raises(TagSchemeError, match="chunks overlap"):
         encode([("A", 0, 2), ("B", 1, 3)], 3)
     with pytest.raises(TokenMismatchError, match="has 2 gold tags but 1 predicted"):
@@ -410,6 +416,32 @@ def test_span_agreement_three_annotators():
     assert rep.mean_f1["strict"] == pytest.approx((2 / 3 + 1 / 2 + 2 / 3) / 3)
     assert rep.per_label["strict"]["X"] == 1.0
     assert rep.to_result().summary["span_f1.type"] == rep.mean_f1["type"]
+
+
+def test_mapping_forms_and_normalizers(tmp_path):
+    from ragmeter.extraction.crosskb import check_consistency, load_mapping
+
+    jsonl_path = tmp_path / "m.jsonl"
+    jsonl_path.write_text(
+        '{"wikidata_id": "wd:Q1", "viaf": ["11", "12"], "P791": "nl-x"}\n', encoding="utf-8"
+    )
+    m = load_mapping(jsonl_path)
+    ents = [
+        {"entity_id": "a", "wikidata_id": "Q1", "viaf_id": "https://viaf.org/viaf/12/"},
+        {"entity_id": "b", "wikidata_id": "Q1", "isil_code": "NL-X"},
+    ]
+    plain = check_consistency(ents, m)
+    assert plain.status == {"a": "consistent", "b": "inconsistent"}
+    folded = check_consistency(ents, m, normalizers={"isil": str.upper})
+    assert folded.status["b"] == "consistent"
+    assert folded.settings["normalizers"] == {"isil": "str.upper"}
+    tsv = tmp_path / "m.tsv"
+    tsv.write_text("wikidata_id\tscheme\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"m\.tsv:1: header is 'wikidata_id\\tscheme'"):
+        load_mapping(tsv)
+    tsv.write_text("wikidata_id\tscheme\tvalue\nQ1\tviaf\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"m\.tsv:2: 2 column\(s\)"):
+        load_mapping(tsv)
 
 
 def test_kb_id_canonical_forms():

@@ -406,6 +406,20 @@ def test_heritage_relocation_covers_list_links(tmp_path):
     assert report.conversions[0]["kind"] == "relocated_link"
 
 
+def test_heritage_offset_units(tmp_path):
+    text = "🏛 Rijksmuseum"
+    rec = {
+        "id": "r",
+        "text": text,
+        "ner_annotations": [{"text": "Rijksmuseum", "type": "MUS", "start": 5, "end": 16}],
+    }
+    corpus, _ = load_heritage(jsonl(tmp_path, rec), offset_unit="utf8")
+    assert (corpus.spans["r"][0].start, corpus.spans["r"][0].end) == (2, 13)
+    bad = dict(rec, ner_annotations=[{"type": "MUS", "start": 1, "end": 16}])
+    with pytest.raises(InputError, match="ner_annotations\\[0\\]: utf8 offset 1 falls inside"):
+        load_heritage(jsonl(tmp_path, bad, name="bad.jsonl"), offset_unit="utf8")
+
+
 def test_heritage_vocabulary(tmp_path):
     with pytest.raises(InvalidLabelError, match="gold label 'IDENTIFIER'"):
         load_heritage(jsonl(tmp_path, record()), vocabulary=["GRP.HER.MUS"])

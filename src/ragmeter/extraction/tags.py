@@ -102,6 +102,11 @@ def normalize(tags: Sequence[str], scheme: str = "IOB2") -> list[str]:
 
 def _check_prefixes(tags: Sequence[str], allowed: frozenset[str], scheme: str, sent: int) -> None:
     for i, tag in enumerate(tags):
+        if tag[:1] == "O" and tag != "O":
+            raise TagSchemeError(
+                f"sentence {sent + 1}, token {i + 1}: tag '{tag}' starts with O but is not 'O' "
+                "(expected 'O' alone, or a B/I/E/S prefix)"
+            )
         if split_tag(tag)[0] not in allowed:
             raise TagSchemeError(
                 f"sentence {sent + 1}, token {i + 1}: tag '{tag}' has prefix '{tag[0]}', which "

@@ -37,7 +37,7 @@ from ragmeter.extraction.errors import AmbiguousLinkError, OffsetMismatchError, 
 from ragmeter.extraction.kbids import NIL_ID, canonical_kb_id, is_nil_id
 from ragmeter.extraction.model import Corpus, Document, Span
 from ragmeter.extraction.validation import validate
-from ragmeter.io.annotations import ConversionReport, LoadReport
+from ragmeter.io.annotations import ConversionReport, LoadReport, OffsetConverter
 from ragmeter.io.files import atomic_write, open_text
 from ragmeter.io.records import read_records
 
@@ -98,6 +98,15 @@ def _link_info(
     return kb, nil, ids
 
 
+def _convert(offset: int, text: str, unit: str, path: str, line: int, where: str) -> int:
+    if unit == "codepoint":
+        return offset
+    try:
+        return OffsetConverter(text, unit)(offset)  # type: ignore[arg-type]
+    except InputError as exc:
+        raise InputError(exc.message, path=path, line=line, location=where) from None
+
+
 def _qualify(doc_id: str, mention_id: str) -> str:
     return mention_id if mention_id.startswith(f"{doc_id}:") else f"{doc_id}:{mention_id}"
 
@@ -109,8 +118,12 @@ def load_heritage(
     vocabulary: Any = None,
     role: Literal["gold", "pred"] = "gold",
     nil_id: str = NIL_ID,
+    offset_unit: Literal["codepoint", "utf16", "utf8"] = "codepoint",
 ) -> tuple[Corpus, LoadReport]:
     """Load heritage / ragmeter gold records (see the module docstring).
+
+    ``offset_unit="utf16"`` or ``"utf8"`` converts offsets counted by other tools to code points
+    (§1.3).
 
     Offsets are validated against ``text`` (the heritage sample entry has two wrong ones):
     ``"error"`` lists every bad span with the text found at its offsets and, when the mention
@@ -186,8 +199,10 @@ def load_heritage(
                 raise InputError(
                     f"text is {surface!r} (expected a string)", path=name, line=line, location=w
                 )
-            s = _int(a.get("start"), "start", name, line, w)
-            e = _int(a.get("end"), "end", name, line, w)
+            s = _convert(
+                _int(a.get("start"), "start", name, line, w), text, offset_unit, name, line, w
+            )
+            e = _convert(_int(a.get("end"), "end", name, line, w), text, offset_unit, name, line, w)
             where[(doc_id, len(doc_spans))] = (name, line)
             doc_spans.append(Span(doc_id, s, e, label, text=surface))
         documents[doc_id] = Document(doc_id, text, meta)
@@ -252,6 +267,8 @@ def load_heritage(
                     raise InputError(f"{info!r} is not an object", path=name, line=line, location=w)
                 s0 = _int(info.get("start"), "start", name, line, w)
                 e0 = _int(info.get("end"), "end", name, line, w)
+                s0 = _convert(s0, text, offset_unit, name, line, w)
+                e0 = _convert(e0, text, offset_unit, name, line, w)
                 mention = info.get("mention")
                 if mention is not None and not isinstance(mention, str):
                     raise InputError(
