@@ -390,6 +390,11 @@ def test_heritage_surface_form_round_trip_is_byte_exact(tmp_path):
     assert again.spans == corpus.spans
     first = json.loads((tmp_path / "a.jsonl").read_text(encoding="utf-8").splitlines()[0])
     assert list(first) == ["id", "text", "ner_annotations", "type_classification", "entity_linking"]
+    from ragmeter.io.heritage import linking_gold, type_labels
+
+    assert type_labels(again) == {"eval_001": "M", "eval_002": "M"}
+    assert type_labels(again, secondary=True)["eval_001"] == {"M", "A"}
+    assert linking_gold(again) == {"eval_001:4-25": frozenset({"Q190804"})}
 
 
 def test_heritage_relocation_covers_list_links(tmp_path):

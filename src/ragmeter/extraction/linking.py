@@ -308,7 +308,10 @@ class LinkingReport:
         rr = np.where(self.ranks > 0, 1.0 / np.maximum(self.ranks, 1), 0.0)
         columns = []
         n_inkb = int(inkb.sum())
-        counts = {st.OK: n_inkb, **({st.NO_GOLD: n - n_inkb} if n > n_inkb else {})}
+        counts = {
+            **({st.OK: n_inkb} if n_inkb else {}),
+            **({st.NO_GOLD: n - n_inkb} if n > n_inkb else {}),
+        }
         aggs = {
             "ranking.mrr": aggregate(
                 self.ranking["mrr"], n=n_inkb, status_counts=counts, reason="no InKB gold mentions"

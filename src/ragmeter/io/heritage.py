@@ -47,6 +47,7 @@ __all__ = [
     "load_heritage",
     "load_linking_json",
     "load_type_tsv",
+    "type_labels",
     "write_heritage",
 ]
 
@@ -382,6 +383,23 @@ def load_heritage(
         "nil_ratio": n_nil / n_links if n_links else None,
     }
     return corpus, report
+
+
+def type_labels(corpus: Corpus, *, secondary: bool = False) -> dict[str, Any]:
+    """``doc_id -> primary_type`` (or, with ``secondary=True``, ``-> {primary} ∪ secondary``)
+    of the records that have a ``type_classification``: the gold of the classification task."""
+    out: dict[str, Any] = {}
+    for doc_id in corpus.doc_ids:
+        doc = corpus.documents.get(doc_id)
+        tc = doc.meta.get("type_classification") if doc is not None else None
+        if not tc:
+            continue
+        primary = tc["primary_type"]
+        if secondary:
+            out[doc_id] = {primary, *(tc.get("secondary_types") or [])}
+        else:
+            out[doc_id] = primary
+    return out
 
 
 def linking_gold(corpus: Corpus) -> dict[str, frozenset[str]]:

@@ -75,7 +75,7 @@ def read_link_gold(path: str | os.PathLike[str]) -> MentionFile:
     name = os.fspath(path)
     recs = read_records(name)
     first = recs[0][1]
-    if ("text" in first and "entity_linking" in first) or ("text" in first and "id" in first):
+    if "text" in first:  # heritage / ragmeter gold records
         from ragmeter.io.heritage import load_heritage
 
         corpus, report = load_heritage(name)
