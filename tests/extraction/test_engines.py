@@ -168,6 +168,24 @@ def test_document_counts_sum_to_micro():
         assert r.overall[schema]["precision"] == pytest.approx(tp / (tp + fp))
 
 
+def test_resampling_counts_for_stats():
+    gold = {"a": [(0, 3, "X")], "b": [(0, 2, "Y")]}
+    pred = {"a": [(0, 3, "X")], "b": [(0, 1, "Y")]}
+    r = evaluate_ner(gold, pred)
+    assert r.resampling_counts("ner.overall.strict.f1") == {
+        "a": (1.0, 0.0, 0.0),
+        "b": (0.0, 1.0, 1.0),
+    }
+    assert r.resampling_counts("overall.partial.f1")["b"] == (0.5, 0.5, 0.5)
+    assert r.resampling_counts("entity.micro.f1") == r.document_counts("strict")
+    with pytest.raises(KeyError):
+        r.resampling_counts("macro_over_documents.strict.f1")
+    e2e = evaluate_linking_e2e({"a": [{"start": 0, "end": 3, "kb": "Q1"}]}, {"a": []})
+    assert e2e.resampling_counts("linking.e2e.strong.micro.f1") == {"a": (0, 0, 1)}
+    link = evaluate_linking({"m": None}, {"m": {"nil": True}})
+    assert link.resampling_counts("nil.f1") == {"m": (1, 0, 0)}
+
+
 def test_ner_to_result_and_registry_names():
     gold = {"a": [(0, 3, "X")], "b": [], "c": [(0, 2, "Y")]}
     pred = {"a": [(0, 3, "X")], "b": [], "c": []}

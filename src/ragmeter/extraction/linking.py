@@ -281,6 +281,12 @@ class LinkingReport:
             for m, a, b, c in zip(self.mention_ids, tp, fp, fn, strict=True)
         }
 
+    def resampling_counts(self, metric: str) -> dict[str, tuple[int, int, int]]:
+        """Per-mention ``(tp, fp, fn)`` behind ``nil.*`` (stats.md §9)."""
+        if metric.removeprefix("linking.").startswith("nil."):
+            return self.mention_counts()
+        raise KeyError(f"'{metric}' has no additive counts (ranking metrics are per-mention means)")
+
     def to_dict(self) -> dict[str, Any]:
         return {
             **self.metrics,
@@ -641,6 +647,12 @@ class E2EReport:
     def document_counts(self) -> dict[str, tuple[int, int, int]]:
         """Per document ``(tp, fp, fn)`` for resampling documents (stats.md §9)."""
         return {d: tuple(int(x) for x in self.counts[i]) for i, d in enumerate(self.doc_ids)}
+
+    def resampling_counts(self, metric: str) -> dict[str, tuple[int, int, int]]:
+        """Per-document ``(tp, fp, fn)`` behind ``e2e.<match>[.<subset>].micro.*``."""
+        if metric.removeprefix("linking.").startswith(f"{self.prefix}.micro."):
+            return self.document_counts()
+        raise KeyError(f"'{metric}' is not the micro metric of this end-to-end report")
 
     @property
     def metrics(self) -> dict[str, Any]:

@@ -237,6 +237,17 @@ class NerReport:
             for d, a, b, f in zip(self.doc_ids, tp.tolist(), fp.tolist(), fn.tolist(), strict=True)
         }
 
+    def resampling_counts(self, metric: str) -> dict[str, tuple[float, float, float]]:
+        """Per-document ``(tp, fp, fn)`` behind a micro metric (``overall.<schema>.*``,
+        ``entity.micro.*``, with or without the ``ner.`` prefix), for stats.md §9."""
+        name = metric.removeprefix("ner.")
+        parts = name.split(".")
+        if parts[0] == "overall" and len(parts) == 3:
+            return self.document_counts(parts[1])
+        if name.startswith("entity.micro."):
+            return self.document_counts("strict")
+        raise KeyError(f"'{metric}' is not a micro NER metric with per-document counts")
+
     @property
     def summary(self) -> dict[str, float | None]:
         """Registry metric name → value (the aggregates of :meth:`to_result`)."""
