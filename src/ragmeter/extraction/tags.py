@@ -58,6 +58,23 @@ def split_tag(tag: str) -> tuple[str, str]:
     return tag[0], tag[1:].split("-", 1)[-1] or "_"
 
 
+_PARTS: dict[str, tuple[str, str]] = {}
+
+
+def _parts(tags: Sequence[str]) -> list[tuple[str, str]]:
+    """:func:`split_tag` of every tag, memoized (a corpus has few distinct tags)."""
+    cache = _PARTS
+    out = []
+    for t in tags:
+        p = cache.get(t) if isinstance(t, str) else None
+        if p is None:
+            p = split_tag(t)
+            if len(cache) < 100_000:
+                cache[t] = p
+        out.append(p)
+    return out
+
+
 def _check_scheme(scheme: str) -> None:
     if scheme not in _TARGET:
         raise TagSchemeError(
@@ -101,7 +118,15 @@ def normalize(tags: Sequence[str], scheme: str = "IOB2") -> list[str]:
 
 
 def _check_prefixes(tags: Sequence[str], allowed: frozenset[str], scheme: str, sent: int) -> None:
+    bad = [
+        t
+        for t in set(tags)
+        if not isinstance(t, str) or t[:1] not in allowed or (t[:1] == "O" and t != "O")
+    ]
+    if not bad:
+        return
     for i, tag in enumerate(tags):
+        split_tag(tag)  # a non-string raises here
         if tag[:1] == "O" and tag != "O":
             raise TagSchemeError(
                 f"sentence {sent + 1}, token {i + 1}: tag '{tag}' starts with O but is not 'O' "
@@ -118,12 +143,12 @@ def _decode_lenient(tags: Sequence[str]) -> list[Chunk]:
     # seqeval.metrics.sequence_labeling.get_entities, with half-open ends
     chunks: list[Chunk] = []
     prev_tag, prev_type, begin = "O", "", 0
-    n = len(tags)
-    for i in range(n + 1):
-        if i < n:
-            tag, type_ = split_tag(tags[i])
-        else:
-            tag, type_ = "O", "_"
+    parts = _parts(tags)
+    parts.append(("O", "_"))
+    for i, (tag, type_) in enumerate(parts):
+        if tag == "O" and prev_tag == "O":  # nothing ends or starts between two O tags
+            prev_type = type_
+            continue
         end = prev_tag in ("E", "S") or (
             (prev_tag in ("B", "I") and tag in ("B", "S", "O"))
             or (prev_tag != "O" and prev_type != type_)
@@ -192,7 +217,7 @@ def _decode_strict(tags: Sequence[str], target: str) -> list[Chunk]:
     # seqeval.scheme.Tokens.entities, step for step
     pat = _PATTERNS[target]
     outside = ("O", "_")
-    ext = [split_tag(t) for t in tags]
+    ext = _parts(tags)
     ext.append(outside)
     chunks: list[Chunk] = []
     i, prev = 0, outside
