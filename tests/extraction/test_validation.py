@@ -122,6 +122,12 @@ def test_v2_skip_drops_and_lists():
 
 
 # V3 whitespace -----------------------------------------------------------------------------------
+def test_v3_whitespace_warnings_reach_the_ner_report():
+    r = evaluate_ner(corpus(Span("d", 3, 15, "MUS")), corpus(Span("d", 4, 15, "MUS")))
+    assert r.warnings == ["gold document 'd': span 3-15 'MUS' starts with whitespace"]
+    assert r.reports["validation"]["gold"]["whitespace"][0]["where"] == "starts"
+
+
 def test_v3_whitespace_is_a_listed_warning():
     report = validate(corpus(Span("d", 3, 15, "MUS"), Span("d", 4, 16, "MUS")))
     assert [w["where"] for w in report.whitespace] == ["starts", "ends"]

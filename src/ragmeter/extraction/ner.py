@@ -404,6 +404,10 @@ def _prepare(
         "gold": gold_report.to_dict() if gold_report else None,
         "pred": pred_report.to_dict() if pred_report else None,
     }
+    reports["_warnings"] = [
+        *(f"gold {w}" for w in (gold_report.warnings if gold_report else [])),
+        *(f"predicted {w}" for w in (pred_report.warnings if pred_report else [])),
+    ]
     gt = to_span_table(gold, side="gold")
     pt = to_span_table(pred, side="pred")
     _check_table(gt, "gold")
@@ -894,7 +898,7 @@ def _score(
         "versions": library_versions(),
     }
     reports.setdefault("invalid_labels", {"gold": {}, "pred": {}})
-    warnings = []
+    warnings = list(reports.pop("_warnings", []))
     if reports.get("n_duplicates_removed"):
         warnings.append(
             f"{reports['n_duplicates_removed']} duplicate prediction(s) removed "
