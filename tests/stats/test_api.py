@@ -170,3 +170,39 @@ def test_corpus_test_options_and_errors():
     assert (same.p_value, same.degenerate, same.n_zero) == (1.0, True, 3)
     with pytest.raises(ValueError, match="unknown corpus test"):
         corpus_test(a, b, test="t")
+
+
+def test_corpus_test_on_extraction_reports():
+    from ragmeter.extraction import evaluate_ner
+
+    gold = {f"d{i}": [(0, 5, "PER"), (10, 15, "LOC"), (20, 25, "ORG")] for i in range(10)}
+    pa = {
+        f"d{i}": [(0, 5, "PER"), (10, 15, "LOC")] + ([(20, 24, "ORG")] if i % 2 else [])
+        for i in range(10)
+    }
+    pb = {
+        f"d{i}": [(0, 5, "PER")] + ([(10, 15, "ORG")] if i % 3 else [(10, 15, "LOC")])
+        for i in range(10)
+    }
+    ra, rb = evaluate_ner(gold, pa), evaluate_ner(gold, pb)
+    for metric, agg in (
+        ("ner.overall.strict.f1", "micro_f1"),
+        ("ner.overall.partial.precision", "micro_precision"),
+        ("overall.type.recall", "micro_recall"),
+    ):
+        r = corpus_test(ra, rb, metric=metric, ci_method=None)
+        path = metric.removeprefix("ner.")
+        assert abs(r.mean_a - ra.get(path)) < 1e-12 and abs(r.mean_b - rb.get(path)) < 1e-12
+        assert r.details["aggregate"] == agg and r.details["metric"] == metric
+        # the same counts through mappings give the same test
+        same = corpus_test(
+            ra.resampling_counts(metric),
+            rb.resampling_counts(metric),
+            aggregate=agg,
+            ci_method=None,
+        )
+        assert same.p_value == r.p_value and same.method == "exact" and r.n == 10
+    with pytest.raises(ValueError, match="needs metric="):
+        corpus_test(ra, rb)
+    with pytest.raises(ValueError, match="not a micro NER metric"):
+        corpus_test(ra, rb, metric="ner.macro_over_labels.f1")

@@ -167,6 +167,7 @@ def corpus_test(
     alpha: float = 0.05,
     missing: str = "error",
     fill_value: Sequence[float] | None = None,
+    metric: str | None = None,
 ) -> TestResult:
     """Test a corpus-level metric difference by resampling documents.
 
@@ -187,12 +188,22 @@ def corpus_test(
     ``mean_a``/``mean_b`` hold the two corpus metric values; ``n_zero`` counts documents whose
     statistics are equal on both sides.
 
+    Extraction reports (``NerReport``, ``LinkingReport``, ``E2EReport``) may be passed instead of
+    mappings, with ``metric`` naming a micro metric (``"ner.overall.strict.f1"``,
+    ``"linking.nil.f1"``): their ``resampling_counts(metric)`` give the per-document (or
+    per-mention) counts, and the metric's last part (``f1``, ``precision``, ``recall``) chooses
+    the aggregate.
+
     >>> a = {"d1": (3, 1, 0), "d2": (2, 0, 1), "d3": (4, 2, 1)}
     >>> b = {"d1": (2, 1, 1), "d2": (2, 1, 1), "d3": (3, 2, 2)}
     >>> r = corpus_test(a, b)
     >>> r.test, r.method, r.n_resamples, round(r.statistic, 4), r.p_value
     ('corpus_randomization', 'exact', 8, 0.1462, 0.25)
     """
+    if hasattr(docs_a, "resampling_counts") or hasattr(docs_b, "resampling_counts"):
+        docs_a, docs_b, aggregate = _from_reports(docs_a, docs_b, metric, aggregate)
+    elif metric is not None:
+        raise ValueError("metric= applies to extraction reports; pass mappings without it")
     if test not in ("randomization", "bootstrap"):
         raise ValueError(f"unknown corpus test {test!r} (supported: randomization, bootstrap)")
     alternative = check_alternative(alternative)
@@ -282,8 +293,39 @@ def corpus_test(
         degenerate=degenerate,
         reason="all_differences_zero" if degenerate else None,
         alignment=report,
-        details={"aggregate": agg_name, "two_sided": two_sided, "unit": "document"},
+        details={
+            "aggregate": agg_name,
+            "two_sided": two_sided,
+            "unit": "document",
+            **({"metric": metric} if metric is not None else {}),
+        },
     )
+
+
+def _from_reports(
+    report_a: Any, report_b: Any, metric: str | None, aggregate: Any
+) -> tuple[Mapping[str, Any], Mapping[str, Any], Any]:
+    """Per-unit counts of two extraction reports behind ``metric``, and its aggregate."""
+    if metric is None:
+        raise ValueError("comparing extraction reports needs metric=, e.g. 'ner.overall.strict.f1'")
+    for side, report in (("a", report_a), ("b", report_b)):
+        if not hasattr(report, "resampling_counts"):
+            raise TypeError(f"{side} is not an extraction report (no resampling_counts)")
+    try:
+        docs_a = report_a.resampling_counts(metric)
+        docs_b = report_b.resampling_counts(metric)
+    except KeyError as exc:
+        raise ValueError(str(exc.args[0]) if exc.args else str(exc)) from None
+    if aggregate == "micro_f1":  # the default: follow the metric's last part
+        last = metric.rsplit(".", 1)[-1]
+        by_suffix = {"f1": "micro_f1", "precision": "micro_precision", "recall": "micro_recall"}
+        if last not in by_suffix:
+            raise ValueError(
+                f"cannot tell the aggregate of {metric!r} (expected a name ending in f1, "
+                "precision or recall, or pass aggregate=)"
+            )
+        aggregate = by_suffix[last]
+    return docs_a, docs_b, aggregate
 
 
 def _corpus_bootstrap(
