@@ -402,6 +402,7 @@ def config_from_mapping(
 
 
 def _check_range(key: str, val: Any, keys: list[str], where: _Where) -> None:
+    shown = f"{val:g}" if isinstance(val, float) else repr(val)
     positive = {
         "max_tokens",
         "max_tokens_cap",
@@ -416,11 +417,11 @@ def _check_range(key: str, val: Any, keys: list[str], where: _Where) -> None:
         "relevance_questions",
     }
     if key in positive and val is not None and val <= 0:
-        raise where.error(keys, f"{val!r} (expected a number greater than 0)")
+        raise where.error(keys, f"{shown} (expected a number greater than 0)")
     if key == "temperature" and val is not None and not 0 <= val <= 2:
-        raise where.error(keys, f"{val!r} (expected a temperature between 0 and 2)")
+        raise where.error(keys, f"{shown} (expected a temperature between 0 and 2)")
     if key == "max_cost_usd" and val is not None and val < 0:
-        raise where.error(keys, f"{val!r} (expected a non-negative amount)")
+        raise where.error(keys, f"{shown} (expected a non-negative amount)")
 
 
 def yaml_key_lines(text: str) -> dict[tuple[str, ...], int]:

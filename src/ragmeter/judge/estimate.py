@@ -124,8 +124,8 @@ def _statement_stages(stage1: str, stage2: str, kind: str, values: dict[str, Any
         m = _sentences(text)
         m_hi = min(50, 2 * m)
         stmt_tokens = count_text_tokens(text)
-        ctx_block = "\n".join(prompts.block("context", c, n=i + 1) for i, c in enumerate(contexts))
-        probe = {**extra, "contexts": ctx_block, "statements": ""}
+        ctx_block = prompts.Raw("\n".join(prompts.block("context", c, n=i + 1) for i, c in enumerate(contexts)))
+        probe = {**extra, "contexts": ctx_block, "statements": prompts.Raw("")}
         p2 = _call(stage2, probe, items=m, exact=False, lo=1, hi=math.ceil(m_hi / 20))
         p2.prompt_tokens += stmt_tokens + 12 * m
         out.append(p2)
@@ -207,7 +207,7 @@ def plan_calls(pipe: str, s: Sample, config: JudgeConfig, rubric_steps: dict[str
 
         values = {"name": rubric.name, "steps": "\n".join(f"{i}. {t}" for i, t in enumerate(steps, 1)),
                   "levels": _levels(rubric), "min": rubric.scale[0], "max": rubric.scale[1],
-                  "inputs": _inputs(rubric, s) or ""}
+                  "inputs": _inputs(rubric, s) or prompts.Raw("")}
         return [_call("rubric.score", values, items=len(steps), first=True, exact=bool(rubric.steps),
                       schema=rubric_score_spec(len(steps), *rubric.scale).schema)]
     raise KeyError(pipe)

@@ -81,10 +81,9 @@ class Redactor:
     def __call__(self, text: str | None) -> str | None:
         if text is None:
             return None
-        out = str(text)
+        out = _BEARER.sub(MASK, str(text))
+        out = _AUTH_HEADER.sub(lambda m: m.group(1) + m.group(2) + MASK, out)
         for s in self._secrets:
             out = out.replace(s, MASK)
-        out = _BEARER.sub(MASK, out)
-        out = _AUTH_HEADER.sub(lambda m: m.group(1) + m.group(2) + MASK, out)
         out = _SK.sub(MASK, out)
         return out

@@ -82,7 +82,7 @@ def f1_score(recall: float, precision: float) -> float:
     """Harmonic mean, 0.0 when both are 0, computed as ``2 * (r * p) / (r + p)``.
 
     >>> f1_score(0.75, 0.8333333333333334)
-    0.7894736842105263
+    0.7894736842105262
     >>> f1_score(0.0, 0.0)
     0.0
     >>> f1_score(0.9, 0.6)

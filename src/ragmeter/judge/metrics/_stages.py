@@ -45,7 +45,7 @@ def context_groups(
     prompt = prompts.get(prompt_id)
     base = estimate_prompt_tokens(
         prompt.render(
-            {**values, "contexts": "", "statements": prompts.numbered("statement", statements)}
+            {**values, "contexts": prompts.Raw(""), "statements": prompts.numbered("statement", statements)}
         )
     )
     groups: list[range] = []
@@ -77,9 +77,10 @@ async def verify(
     for batch in batches(len(statements), STATEMENT_BATCH):
         batch_statements = [statements[i] for i in batch]
         for group in context_groups(rt, prompt_id, values, contexts, batch_statements):
-            ctx_block = "\n".join(
-                prompts.block("context", contexts[i], n=i + 1) for i in group
-            ) or "(no contexts)"
+            ctx_block = prompts.Raw(
+                "\n".join(prompts.block("context", contexts[i], n=i + 1) for i in group)
+                or "(no contexts)"
+            )
             out = await rt.call(
                 prompt,
                 {

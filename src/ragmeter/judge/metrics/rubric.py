@@ -79,7 +79,7 @@ def _levels(rubric: RubricDef) -> str:
     return "\n".join(f"{lv}: {desc}" for lv, desc in rubric.levels)
 
 
-def _inputs(rubric: RubricDef, sample: Sample) -> str | None:
+def _inputs(rubric: RubricDef, sample: Sample) -> prompts.Raw | None:
     blocks = []
     for name in rubric.inputs:
         if name == "contexts":
@@ -92,7 +92,7 @@ def _inputs(rubric: RubricDef, sample: Sample) -> str | None:
             if blank(value):
                 return None
             blocks.append(prompts.block(name, str(value)))
-    return "\n\n".join(blocks)
+    return prompts.Raw("\n\n".join(blocks))
 
 
 async def generate_steps(rt: JudgeRuntime, rubric: RubricDef, ctx: Ctx) -> tuple[str, ...]:
