@@ -14,7 +14,7 @@ Nothing heavy is imported here: the registry reads ``ragmeter.judge.registry`` a
 >>> res = rj.evaluate([rj.Sample("q1", question="Q?", answer="A.")], ["faithfulness"],
 ...                   config=rj.JudgeConfig())          # no endpoint configured: nothing is sent
 >>> res.statuses("faithfulness"), res.warnings[0].split(":")[0]
-({'q1': 'needs_llm'}, 'LLM metrics skipped (status needs_llm): s')
+({'q1': 'needs_llm'}, 'LLM metrics skipped (status needs_llm)')
 """
 
 from __future__ import annotations
