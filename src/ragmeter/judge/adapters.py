@@ -129,9 +129,9 @@ def graphrag_settings(
         if settings["base_url"] is None:
             del settings["base_url"]
     else:
-        import importlib.util
+        from ragmeter.judge.engine import module_available
 
-        if importlib.util.find_spec("litellm") is None:
+        if not module_available("litellm"):
             raise err(
                 ["llm", "generation", "provider"],
                 f"provider {provider!r} is not OpenAI-compatible and needs pip install 'ragmeter[litellm]'",

@@ -175,17 +175,24 @@ class OpenAIJudgeClient:
         self.negotiation = Negotiation.start(structured, negotiation)
         self.extra_params = dict(extra_params or {})
         self.redact = redactor or Redactor([api_key])
-        self._client = openai.AsyncOpenAI(
-            base_url=base_url,
-            api_key=api_key or "EMPTY",
-            max_retries=0,
-            timeout=timeout_s,
-        )
+        self._settings = {"base_url": base_url, "api_key": api_key or "EMPTY", "timeout": timeout_s}
+        self._client: Any = None
+        self._loop: Any = None
         self._lock = threading.Lock()
 
+    def _sdk(self) -> Any:
+        # the SDK's connection pool belongs to one event loop; a new loop gets a new client
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._client = self._openai.AsyncOpenAI(max_retries=0, **self._settings)
+            self._loop = loop
+        return self._client
+
     async def aclose(self) -> None:
-        with contextlib.suppress(Exception):
-            await self._client.close()
+        if self._client is not None and self._loop is asyncio.get_running_loop():
+            with contextlib.suppress(Exception):
+                await self._client.close()
+        self._client = None
 
     def _kwargs(self, req: JudgeRequest, neg: Negotiation) -> dict[str, Any]:
         kw: dict[str, Any] = {"model": self.model, "messages": req.messages}
@@ -252,7 +259,7 @@ class OpenAIJudgeClient:
             kw = self._kwargs(req, neg)
             t0 = time.perf_counter()
             try:
-                resp = await self._client.chat.completions.create(**kw, timeout=req.timeout_s)
+                resp = await self._sdk().chat.completions.create(**kw, timeout=req.timeout_s)
             except openai.APITimeoutError:
                 raise TransientError("timeout", None, "read timeout") from None
             except openai.APIConnectionError:

@@ -94,10 +94,21 @@ def plan_metrics(metrics: Iterable[str], rubrics: Iterable[RubricDef] = ()) -> P
     return Plan(tuple(pipelines), outputs, requested)
 
 
-def llm_installed(config: JudgeConfig) -> bool:
+def module_available(name: str) -> bool:
+    """True when ``name`` can be imported (without importing it)."""
     import importlib.util
+    import sys
 
-    return importlib.util.find_spec("litellm" if config.is_litellm else "openai") is not None
+    if sys.modules.get(name) is not None:
+        return True
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def llm_installed(config: JudgeConfig) -> bool:
+    return module_available("litellm" if config.is_litellm else "openai")
 
 
 def make_client(config: JudgeConfig, negotiation: Mapping[str, Any] | None = None) -> Any:
