@@ -14,6 +14,7 @@ Run ``python -m tests.judge.fake_openai --latency 0.02`` to serve from a separat
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -126,7 +127,9 @@ def default_reply(req: Request) -> dict[str, Any] | str:
             ev = [j for j, c in enumerate(ctxs, start=1) if ns and ns in c]
             contra = [j for j, c in enumerate(ctxs, start=1) if ns and ("not " + ns) in c]
             if contra:
-                verdicts.append({"index": i, "verdict": "contradicted", "evidence": contra, "reason": "r"})
+                verdicts.append(
+                    {"index": i, "verdict": "contradicted", "evidence": contra, "reason": "r"}
+                )
             elif ev:
                 verdicts.append({"index": i, "verdict": "supported", "evidence": ev, "reason": "r"})
             else:
@@ -212,16 +215,22 @@ def builtin_scenario(name: str, req: Request, server: FakeOpenAI) -> Reply | Non
         return Reply(content=good_text)
     if name == "rate_limited":
         if count <= 2:
-            return Reply(status=429, headers={"retry-after-ms": "50"},
-                         error={"message": "Rate limit reached", "code": "rate_limit_exceeded"})
+            return Reply(
+                status=429,
+                headers={"retry-after-ms": "50"},
+                error={"message": "Rate limit reached", "code": "rate_limit_exceeded"},
+            )
         return Reply(content=good_text)
     if name == "server_error":
         if count <= 1:
             return Reply(status=500, error={"message": "internal error"})
         return Reply(content=good_text)
     if name == "always_429":
-        return Reply(status=429, headers={"retry-after-ms": "1"},
-                     error={"message": "Rate limit reached", "code": "rate_limit_exceeded"})
+        return Reply(
+            status=429,
+            headers={"retry-after-ms": "1"},
+            error={"message": "Rate limit reached", "code": "rate_limit_exceeded"},
+        )
     if name == "slow":
         return Reply(content=good_text, delay=server.slow_seconds)
     if name == "truncated":
@@ -235,39 +244,72 @@ def builtin_scenario(name: str, req: Request, server: FakeOpenAI) -> Reply | Non
     if name == "content_filter":
         return Reply(content="", finish_reason="content_filter")
     if name == "too_long":
-        return Reply(status=400, error={
-            "message": "This model's maximum context length is 8192 tokens (context length exceeded).",
-            "code": "context_length_exceeded"})
+        return Reply(
+            status=400,
+            error={
+                "message": "This model's maximum context length is 8192 tokens "
+                "(context length exceeded).",
+                "code": "context_length_exceeded",
+            },
+        )
     if name == "auth":
-        return Reply(status=401, error={"message": f"Incorrect API key provided: {req.headers.get('authorization', '')}",
-                                        "code": "invalid_api_key"})
+        return Reply(
+            status=401,
+            error={
+                "message": f"Incorrect API key provided: {req.headers.get('authorization', '')}",
+                "code": "invalid_api_key",
+            },
+        )
     if name == "quota":
-        return Reply(status=429, error={"message": "You exceeded your current quota.",
-                                        "code": "insufficient_quota"})
+        return Reply(
+            status=429,
+            error={"message": "You exceeded your current quota.", "code": "insufficient_quota"},
+        )
     if name == "no_schema_support":
         if "response_format" in req.body:
-            return Reply(status=400, error={"message": "response_format is not supported by this server"})
+            return Reply(
+                status=400, error={"message": "response_format is not supported by this server"}
+            )
         return Reply(content=good_text)
     if name == "no_json_schema":
         rf = req.body.get("response_format") or {}
         if rf.get("type") == "json_schema":
-            return Reply(status=400, error={"message": "Invalid response_format: json_schema is not supported"})
+            return Reply(
+                status=400,
+                error={"message": "Invalid response_format: json_schema is not supported"},
+            )
         return Reply(content=good_text)
     if name == "reasoning_model":
         if "max_tokens" in req.body:
-            return Reply(status=400, error={
-                "message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
-                "Use 'max_completion_tokens' instead.", "code": "unsupported_parameter"})
+            return Reply(
+                status=400,
+                error={
+                    "message": "Unsupported parameter: 'max_tokens' is not supported with "
+                    "this model. "
+                    "Use 'max_completion_tokens' instead.",
+                    "code": "unsupported_parameter",
+                },
+            )
         if "temperature" in req.body:
-            return Reply(status=400, error={
-                "message": "Unsupported value: 'temperature' does not support 0 with this model. "
-                "Only the default (1) value is supported.", "code": "unsupported_value"})
+            return Reply(
+                status=400,
+                error={
+                    "message": "Unsupported value: 'temperature' does not support 0 with "
+                    "this model. "
+                    "Only the default (1) value is supported.",
+                    "code": "unsupported_value",
+                },
+            )
         return Reply(content=good_text)
     if name == "no_claims":
         if req.stage in ("faithfulness.statements", "context_recall.statements"):
             return Reply(content=_json({"statements": []}))
         if req.stage == "answer_correctness.claims":
-            return Reply(content=_json({"reference_claims": [], "answer_claims": [], "matches": [], "reason": "none"}))
+            return Reply(
+                content=_json(
+                    {"reference_claims": [], "answer_claims": [], "matches": [], "reason": "none"}
+                )
+            )
         if req.stage == "context_entity_recall.entities":
             return Reply(content=_json({"entities": []}))
         return Reply(content=good_text)
@@ -353,8 +395,9 @@ class FakeOpenAI:
         return [r.stage for r in self.requests]
 
     def respond(self, req: Request) -> Reply:
-        if req.scenario and req.scenario in self.scripts:
-            out = self.scripts[req.scenario](req)
+        name = req.scenario if req.scenario else "*"  # "*" scripts every untagged request
+        if name in self.scripts:
+            out = self.scripts[name](req)
             if out is not None:
                 if isinstance(out, Reply):
                     return out
@@ -382,14 +425,14 @@ class _Handler(BaseHTTPRequestHandler):
         for k, v in (headers or {}).items():
             self.send_header(k, v)
         self.end_headers()
-        try:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
 
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
-            self._send(200, {"object": "list", "data": [{"id": self.fake.model, "object": "model"}]})
+            self._send(
+                200, {"object": "list", "data": [{"id": self.fake.model, "object": "model"}]}
+            )
         else:
             self._send(404, {"error": {"message": "not found"}})
 
@@ -440,7 +483,9 @@ class _Handler(BaseHTTPRequestHandler):
             if delay:
                 time.sleep(delay)
             if reply.status != 200:
-                self._send(reply.status, {"error": reply.error or {"message": "error"}}, reply.headers)
+                self._send(
+                    reply.status, {"error": reply.error or {"message": "error"}}, reply.headers
+                )
                 return
             message: dict[str, Any] = {"role": "assistant", "content": reply.content}
             if reply.refusal is not None:

@@ -100,8 +100,11 @@ def test_counts_from_empty_claim_lists_reach_the_steps_validation(fake, judge):
 
 
 def test_custom_correctness_prompt_uses_upstream_text_format(fake, make_config):
-    j = StepsJudge(make_config(), correctness_prompt="Prompt with {question} {reference_answer} {actual_answer} {{x}}",
-                   load_embedder=False)
+    j = StepsJudge(
+        make_config(),
+        correctness_prompt="Prompt with {question} {reference_answer} {actual_answer} {{x}}",
+        load_embedder=False,
+    )
     claims = arun(j.answer_correctness("Q1", "Ref", "Ans"))
     assert claims == {"reference": 2, "actual": 2, "matching": 2, "reason": "free text reason"}
     assert fake.requests[0].messages[0]["content"] == "Prompt with Q1 Ref Ans {x}"
@@ -117,8 +120,10 @@ def test_steps_judge_from_a_graphrag_config_file(fake, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SENTINEL_KEY)
     cfg = tmp_path / "config.yaml"
     cfg.write_text(
-        f"llm:\n  generation:\n    provider: openai_like\n    model: judge-test-model\n    api_base: {fake.url}\n"
-        "answer_correctness:\n  prompt: 'Q {question} R {reference_answer} A {actual_answer}'\n")
+        "llm:\n  generation:\n    provider: openai_like\n    model: judge-test-model\n"
+        f"    api_base: {fake.url}\n"
+        "answer_correctness:\n  prompt: 'Q {question} R {reference_answer} A {actual_answer}'\n"
+    )
     j = steps_judge(cfg, load_embedder=False)
     assert j.correctness_prompt.startswith("Q {question}")
     assert arun(j.answer_correctness("q", "r", "a"))["matching"] == 2
@@ -133,18 +138,28 @@ def test_judge_is_reusable_across_event_loops(fake, judge):
     arun(j.aclose())
 
 
-# -- claims text and counts (upstream rules, steps.md §12.1) ------------------------------------------
+# -- claims text and counts (upstream rules, steps.md §12.1) --------------------------------------
 
 
 def test_claims_text_rules():
-    assert parse_claims_text("2\t3\t1\treason\textra") == {"reference": 2, "actual": 3, "matching": 1, "reason": "reason"}
+    assert parse_claims_text("2\t3\t1\treason\textra") == {
+        "reference": 2,
+        "actual": 3,
+        "matching": 1,
+        "reason": "reason",
+    }
     assert parse_claims_text("2\t3\t1") == {"error": "Expected 4 tab-separated values: 2\t3\t1"}
-    assert parse_claims_text("x\t3\t1\tr") == {"error": "Claims counts should be ints: ['x', '3', '1', 'r']"}
-    assert validate_claims({"reference": 1, "actual": 1, "matching": 2}) == "Invalid claims counts combination: 1\t1\t2"
+    assert parse_claims_text("x\t3\t1\tr") == {
+        "error": "Claims counts should be ints: ['x', '3', '1', 'r']"
+    }
+    assert (
+        validate_claims({"reference": 1, "actual": 1, "matching": 2})
+        == "Invalid claims counts combination: 1\t1\t2"
+    )
     assert validate_claims({"reference": 2, "actual": 3, "matching": 1}) is None
 
 
-# -- graphrag-eval v6 configuration ----------------------------------------------------------------
+# -- graphrag-eval v6 configuration ---------------------------------------------------------------
 
 
 def test_conformance_configs_map_onto_judge_settings():
@@ -152,10 +167,19 @@ def test_conformance_configs_map_onto_judge_settings():
 
     data = yaml.safe_load((GRAPHRAG / "tests-with-llm/test_data/config-openai.yaml").read_text())
     settings, warnings = graphrag_settings(data)
-    assert settings == {"provider": "openai", "model": "gpt-4o-mini", "temperature": 0.0, "max_tokens": 8192,
-                        "max_tokens_cap": 8192, "extra_params": {}, "embedding_model": "text-embedding-3-small"}
-    assert warnings == ["llm.embedding model 'text-embedding-3-small' is not used: ragmeter's answer "
-                        "relevance uses its offline all-MiniLM-L6-v2 embedder"]
+    assert settings == {
+        "provider": "openai",
+        "model": "gpt-4o-mini",
+        "temperature": 0.0,
+        "max_tokens": 8192,
+        "max_tokens_cap": 8192,
+        "extra_params": {},
+        "embedding_model": "text-embedding-3-small",
+    }
+    assert warnings == [
+        "llm.embedding model 'text-embedding-3-small' is not used: ragmeter's answer "
+        "relevance uses its offline all-MiniLM-L6-v2 embedder"
+    ]
     legal = yaml.safe_load((GRAPHRAG / "system-tests/config/legal-config.yaml").read_text())
     s, w = graphrag_settings(legal)
     assert (s["model"], s["max_tokens"], w) == ("gpt-5.4-2026-03-05", 4096, [])
@@ -163,9 +187,13 @@ def test_conformance_configs_map_onto_judge_settings():
 
 @pytest.mark.parametrize(
     ("provider", "url"),
-    [("hosted_vllm", "http://localhost:8000/v1"), ("vllm", "http://localhost:8000/v1"),
-     ("ollama", "http://localhost:11434/v1"), ("ollama_chat", "http://localhost:11434/v1"),
-     ("lm_studio", "http://localhost:1234/v1")],
+    [
+        ("hosted_vllm", "http://localhost:8000/v1"),
+        ("vllm", "http://localhost:8000/v1"),
+        ("ollama", "http://localhost:11434/v1"),
+        ("ollama_chat", "http://localhost:11434/v1"),
+        ("lm_studio", "http://localhost:1234/v1"),
+    ],
 )
 def test_provider_default_urls(provider, url):
     s, _ = graphrag_settings({"llm": {"generation": {"provider": provider, "model": "m"}}})
@@ -175,11 +203,22 @@ def test_provider_default_urls(provider, url):
 def test_provider_rules():
     with pytest.raises(InputError, match="needs api_base"):
         graphrag_settings({"llm": {"generation": {"provider": "llamacpp", "model": "m"}}})
-    s, _ = graphrag_settings({"llm": {"generation": {"provider": "llamacpp", "model": "m",
-                                                     "api_base": "http://localhost:8080/v1"}}})
+    s, _ = graphrag_settings(
+        {
+            "llm": {
+                "generation": {
+                    "provider": "llamacpp",
+                    "model": "m",
+                    "api_base": "http://localhost:8080/v1",
+                }
+            }
+        }
+    )
     assert s["base_url"] == "http://localhost:8080/v1"
     with pytest.raises(InputError, match="store the key in an environment variable"):
-        graphrag_settings({"llm": {"generation": {"provider": "openai", "model": "m", "api_key": "sk"}}})
+        graphrag_settings(
+            {"llm": {"generation": {"provider": "openai", "model": "m", "api_key": "sk"}}}
+        )
     with pytest.raises(InputError, match=r"pip install 'ragmeter\[litellm\]'"):
         graphrag_settings({"llm": {"generation": {"provider": "azure", "model": "m"}}})
 
@@ -191,7 +230,9 @@ def test_azure_config_error_names_file_and_line(tmp_path):
     f.write_bytes((GRAPHRAG / "tests-with-llm/test_data/config-azure.yaml").read_bytes())
     with pytest.raises(InputError) as exc:
         load_config_file(f)
-    assert str(exc.value).startswith(f"{f}:3: llm.generation.provider: provider 'azure' is not OpenAI-compatible")
+    assert str(exc.value).startswith(
+        f"{f}:3: llm.generation.provider: provider 'azure' is not OpenAI-compatible"
+    )
 
 
 def test_litellm_client_with_a_stub_module(fake, monkeypatch):
@@ -202,7 +243,9 @@ def test_litellm_client_with_a_stub_module(fake, monkeypatch):
         seen.update(kw)
         msg = types.SimpleNamespace(content='{"statements": ["A."]}', refusal=None)
         choice = types.SimpleNamespace(message=msg, finish_reason="stop", logprobs=None)
-        usage = types.SimpleNamespace(prompt_tokens=10, completion_tokens=5, prompt_tokens_details=None)
+        usage = types.SimpleNamespace(
+            prompt_tokens=10, completion_tokens=5, prompt_tokens_details=None
+        )
         return types.SimpleNamespace(choices=[choice], usage=usage, model="azure/gpt")
 
     stub = types.ModuleType("litellm")
@@ -213,20 +256,29 @@ def test_litellm_client_with_a_stub_module(fake, monkeypatch):
     import ragmeter.judge as rj
     from ragmeter.judge.config import resolve_config
 
-    cfg = resolve_config({"provider": "azure", "model": "gpt", "base_url": "https://x.example/v1"},
-                         environ={"OPENAI_API_KEY": SENTINEL_KEY})
+    cfg = resolve_config(
+        {"provider": "azure", "model": "gpt", "base_url": "https://x.example/v1"},
+        environ={"OPENAI_API_KEY": SENTINEL_KEY},
+    )
     assert cfg.is_litellm
-    res = rj.evaluate([rj.Sample("q", question="Q", answer="A.", contexts=())], ["faithfulness"],
-                      config=__import__("dataclasses").replace(cfg, cache_path=None))
+    res = rj.evaluate(
+        [rj.Sample("q", question="Q", answer="A.", contexts=())],
+        ["faithfulness"],
+        config=__import__("dataclasses").replace(cfg, cache_path=None),
+    )
     assert res.statuses("faithfulness") == {"q": "ok"}
-    assert seen["model"] == "azure/gpt" and seen["num_retries"] == 0 and seen["api_base"] == "https://x.example/v1"
+    assert (
+        seen["model"] == "azure/gpt"
+        and seen["num_retries"] == 0
+        and seen["api_base"] == "https://x.example/v1"
+    )
     assert seen["response_format"]["type"] == "json_schema"
     import os
 
     assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
 
 
-# -- ragmeter answer-correctness ----------------------------------------------------------------------
+# -- ragmeter answer-correctness ------------------------------------------------------------------
 
 
 def write_tsv(path, rows, header=("Question", "Reference answer", "Actual answer")):
@@ -243,17 +295,24 @@ def read_tsv(path):
 
 def test_answer_correctness_command_example(tmp_path, judge_env, fake):
     def claims(reason):
-        return lambda req: {"reference_claims": ["x"], "answer_claims": ["x"],
-                            "matches": [{"reference": 1, "answer": 1}], "reason": reason}
+        return lambda req: {
+            "reference_claims": ["x"],
+            "answer_claims": ["x"],
+            "matches": [{"reference": 1, "answer": 1}],
+            "reason": reason,
+        }
 
     fake.script("good", claims("Good match"))
     fake.script("perfect", claims("Perfect match"))
-    inp = write_tsv(tmp_path / "in.tsv", [
-        ["Q1", "R1 [[rm-test:good]]", "A1"],
-        ["Q2", "R2 [[rm-test:perfect]]", "A2"],
-        ["  ", "R3", "A3"],
-        ["Q4", "R4 [[rm-test:always_429]]", "A4"],
-    ])
+    inp = write_tsv(
+        tmp_path / "in.tsv",
+        [
+            ["Q1", "R1 [[rm-test:good]]", "A1"],
+            ["Q2", "R2 [[rm-test:perfect]]", "A2"],
+            ["  ", "R3", "A3"],
+            ["Q4", "R4 [[rm-test:always_429]]", "A4"],
+        ],
+    )
     out = tmp_path / "sub" / "out.tsv"
     res = invoke("answer-correctness", "-i", str(inp), "-o", str(out))
     assert res.code == 0, res.stderr
@@ -273,9 +332,16 @@ def test_answer_correctness_upstream_prompt_config(tmp_path, fake, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SENTINEL_KEY)
     cfg = tmp_path / "config.yaml"
     cfg.write_text(
-        f"llm:\n  generation:\n    provider: openai\n    model: judge-test-model\n    api_base: {fake.url}\n"
-        "answer_correctness:\n  prompt: 'Prompt with {question} {reference_answer} {actual_answer}'\n")
-    inp = write_tsv(tmp_path / "in.tsv", [["Q1", "Ref", "Ans"]], header=("Id", "Question", "Reference answer", "Actual answer")[1:])
+        "llm:\n  generation:\n    provider: openai\n    model: judge-test-model\n"
+        f"    api_base: {fake.url}\n"
+        "answer_correctness:\n"
+        "  prompt: 'Prompt with {question} {reference_answer} {actual_answer}'\n"
+    )
+    inp = write_tsv(
+        tmp_path / "in.tsv",
+        [["Q1", "Ref", "Ans"]],
+        header=("Id", "Question", "Reference answer", "Actual answer")[1:],
+    )
     out = tmp_path / "out.tsv"
     assert invoke("answer-correctness", "-i", str(inp), "-o", str(out), "-c", str(cfg)).code == 0
     assert read_tsv(out)[1] == ["2", "2", "2", "free text reason", ""]
@@ -284,13 +350,27 @@ def test_answer_correctness_upstream_prompt_config(tmp_path, fake, monkeypatch):
 
 
 def test_answer_correctness_v5_keeps_the_reason_of_invalid_counts(tmp_path, judge_env, fake):
-    fake.script("zero", lambda req: {"reference_claims": ["x"], "answer_claims": [], "matches": [], "reason": "nothing claimed"})
+    fake.script(
+        "zero",
+        lambda req: {
+            "reference_claims": ["x"],
+            "answer_claims": [],
+            "matches": [],
+            "reason": "nothing claimed",
+        },
+    )
     inp = write_tsv(tmp_path / "in.tsv", [["Q", "R [[rm-test:zero]]", "A"]])
     out = tmp_path / "out.tsv"
     invoke("answer-correctness", "-i", str(inp), "-o", str(out))
     assert read_tsv(out)[1] == ["", "", "", "", "Invalid claims counts combination: 1\t0\t0"]
     invoke("answer-correctness", "-i", str(inp), "-o", str(out), "--compat", "graphrag-eval-5")
-    assert read_tsv(out)[1] == ["", "", "", "nothing claimed", "Invalid claims counts combination: 1\t0\t0"]
+    assert read_tsv(out)[1] == [
+        "",
+        "",
+        "",
+        "nothing claimed",
+        "Invalid claims counts combination: 1\t0\t0",
+    ]
 
 
 def test_answer_correctness_input_and_usage_errors(tmp_path, judge_env, fake, monkeypatch):
@@ -298,22 +378,33 @@ def test_answer_correctness_input_and_usage_errors(tmp_path, judge_env, fake, mo
     bad = write_tsv(tmp_path / "bad.tsv", [["Q", "A"]], header=("Question", "Actual answer"))
     res = invoke("answer-correctness", "-i", str(bad), "-o", str(out))
     assert res.code == 2
-    assert res.stderr == (f'{bad}:1: missing column "Reference answer" (expected columns Question, '
-                          "Reference answer, Actual answer)\n")
+    assert res.stderr == (
+        f'{bad}:1: missing column "Reference answer" (expected columns Question, '
+        "Reference answer, Actual answer)\n"
+    )
     assert not out.exists()
     short = tmp_path / "short.tsv"
-    short.write_text("Question\tReference answer\tActual answer\nQ\tR\tA\nQ2\tR2\n", encoding="utf-8")
+    short.write_text(
+        "Question\tReference answer\tActual answer\nQ\tR\tA\nQ2\tR2\n", encoding="utf-8"
+    )
     res = invoke("answer-correctness", "-i", str(short), "-o", str(out))
-    assert (res.code, res.stderr) == (2, f"{short}:3: 2 fields (expected at least 3: Question, Reference answer, Actual answer)\n")
+    assert (res.code, res.stderr) == (
+        2,
+        f"{short}:3: 2 fields (expected at least 3: Question, Reference answer, Actual answer)\n",
+    )
     disabled = tmp_path / "c.yaml"
-    disabled.write_text(f"llm:\n  generation:\n    provider: openai\n    model: m\n    api_base: {fake.url}\n"
-                        "answer_correctness:\n  enabled: false\n")
+    disabled.write_text(
+        f"llm:\n  generation:\n    provider: openai\n    model: m\n    api_base: {fake.url}\n"
+        "answer_correctness:\n  enabled: false\n"
+    )
     good = write_tsv(tmp_path / "in.tsv", [["Q", "R", "A"]])
     res = invoke("answer-correctness", "-i", str(good), "-o", str(out), "-c", str(disabled))
     assert res.code == 2 and "answer_correctness.enabled: false" in res.stderr
     monkeypatch.delenv("RAGMETER_LLM_MODEL")
     res = invoke("answer-correctness", "-i", str(good), "-o", str(out))
-    assert res.code == 2 and res.stderr.startswith("ragmeter answer-correctness: no LLM is configured")
+    assert res.code == 2 and res.stderr.startswith(
+        "ragmeter answer-correctness: no LLM is configured"
+    )
     assert not out.exists() and fake.requests == []
 
 

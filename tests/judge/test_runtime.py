@@ -19,8 +19,12 @@ FOUR = "One fact. Two fact. Three fact. Four fact."
 
 
 def faith_sample(tag: str, sid: str = "q") -> rj.Sample:
-    return rj.Sample(sid, question="Q", answer=f"{FOUR} [[rm-test:{tag}]]",
-                     contexts=(f"one fact and two fact [[rm-test:{tag}]]",))
+    return rj.Sample(
+        sid,
+        question="Q",
+        answer=f"{FOUR} [[rm-test:{tag}]]",
+        contexts=(f"one fact and two fact [[rm-test:{tag}]]",),
+    )
 
 
 def ac_sample(tag: str, sid: str = "q") -> rj.Sample:
@@ -44,7 +48,12 @@ def test_ok_reply_exact_value_and_ledger_cost(fake, make_config):
     assert res.records[0]["cost_usd"] == pytest.approx(0.00014)
     (row,) = res.ledger_rows
     assert (row["kind"], row["stage"], row["cache_hit"], row["attempts"], row["status"]) == (
-        "call", "answer_correctness.claims", False, 1, "ok")
+        "call",
+        "answer_correctness.claims",
+        False,
+        1,
+        "ok",
+    )
 
 
 @pytest.mark.parametrize("tag", ["fence", "think"])
@@ -76,13 +85,20 @@ def test_wrong_verdict_count(fake, make_config):
     res = run([faith_sample("wrong_count")], ["faithfulness"], make_config())
     assert res.statuses("faithfulness") == {"q": "parse_error"}
     assert res.records[0]["detail"] == "verdict count 3 != statements 4"
-    assert [r.stage for r in fake.requests] == ["faithfulness.statements", "faithfulness.verify", "faithfulness.verify"]
+    assert [r.stage for r in fake.requests] == [
+        "faithfulness.statements",
+        "faithfulness.verify",
+        "faithfulness.verify",
+    ]
 
 
 def test_verbose_verdict_is_never_read_as_supported(fake, make_config):
     res = run([faith_sample("verbose_verdict")], ["faithfulness"], make_config())
     assert res.statuses("faithfulness") == {"q": "parse_error"}
-    assert "verdicts.0.verdict: Input should be 'supported', 'contradicted' or 'not_found'" == res.records[0]["detail"]
+    assert (
+        res.records[0]["detail"]
+        == "verdicts.0.verdict: Input should be 'supported', 'contradicted' or 'not_found'"
+    )
     assert fake.requests[-1].repair
 
 
@@ -112,8 +128,12 @@ def test_always_429_is_timeout_after_6_attempts(fake, make_config):
 
 def test_slow_server_is_timeout(fake, make_config):
     fake.slow_seconds = 1.0
-    res = run([ac_sample("slow")], ["answer_correctness"],
-              make_config(timeout_s=0.2, max_attempts=2), clock=FakeClock())
+    res = run(
+        [ac_sample("slow")],
+        ["answer_correctness"],
+        make_config(timeout_s=0.2, max_attempts=2),
+        clock=FakeClock(),
+    )
     assert res.statuses("answer_correctness") == {"q": "timeout"}
     assert res.records[0]["detail"] == "read timeout after 2 attempts"
 
@@ -155,15 +175,21 @@ def test_fatal_errors_stop_the_run(fake, make_config, tag, match):
 
 def test_no_schema_support_downgrades_and_remembers(fake, make_config):
     cfg = make_config()
-    res = run([ac_sample("no_schema_support", "a"), ac_sample("no_schema_support", "b")],
-              ["answer_correctness"], cfg)
+    res = run(
+        [ac_sample("no_schema_support", "a"), ac_sample("no_schema_support", "b")],
+        ["answer_correctness"],
+        cfg,
+    )
     assert res.statuses("answer_correctness") == {"a": "ok", "b": "ok"}
     assert res.metadata["judge"]["structured"] == "prompt"
     assert "response_format" not in fake.requests[-1].body
     # the mode learnt is stored with the endpoint: a re-run sends nothing at all
     fake.requests.clear()
-    again = run([ac_sample("no_schema_support", "a"), ac_sample("no_schema_support", "b")],
-                ["answer_correctness"], cfg)
+    again = run(
+        [ac_sample("no_schema_support", "a"), ac_sample("no_schema_support", "b")],
+        ["answer_correctness"],
+        cfg,
+    )
     assert len(fake.requests) == 0 and again.metadata["judge"]["structured"] == "prompt"
 
 
@@ -175,7 +201,11 @@ def test_json_object_fallback(fake, make_config):
 
 def test_explicit_mode_rejected_is_fatal(fake, make_config):
     with pytest.raises(FatalJudgeError, match="structured mode json_schema"):
-        run([ac_sample("no_json_schema")], ["answer_correctness"], make_config(structured="json_schema"))
+        run(
+            [ac_sample("no_json_schema")],
+            ["answer_correctness"],
+            make_config(structured="json_schema"),
+        )
 
 
 def test_prompt_mode_sends_no_response_format(fake, make_config):
@@ -204,8 +234,13 @@ def test_no_claims_skips_stage_two(fake, make_config):
 
 def _mixed_samples(n: int = 6) -> list[rj.Sample]:
     return [
-        rj.Sample(f"s{i}", question=f"Question {i}?", answer=f"Answer {i}. Extra {i}.",
-                  reference=f"Answer {i}.", contexts=(f"answer {i} is here", "noise"))
+        rj.Sample(
+            f"s{i}",
+            question=f"Question {i}?",
+            answer=f"Answer {i}. Extra {i}.",
+            reference=f"Answer {i}.",
+            contexts=(f"answer {i} is here", "noise"),
+        )
         for i in range(n)
     ]
 
@@ -223,7 +258,9 @@ def test_second_identical_run_sends_nothing_and_is_identical(fake, make_config):
     assert len(fake.requests) == 0
     assert second.samples.equals(first.samples)
     assert second.summary == first.summary
-    assert second.metadata["cost"]["cache_hits"] == sent and second.metadata["cost"]["calls_sent"] == 0
+    assert (
+        second.metadata["cost"]["cache_hits"] == sent and second.metadata["cost"]["calls_sent"] == 0
+    )
 
 
 def test_interrupted_run_resends_only_unfinished_calls(fake, make_config, tmp_path):
@@ -255,7 +292,8 @@ def test_interrupted_run_resends_only_unfinished_calls(fake, make_config, tmp_pa
 def test_concurrency_bound_is_respected(fake, make_config):
     fake.latency = 0.03
     samples = [ac_sample("ok", f"q{i}") for i in range(1)] + [
-        rj.Sample(f"x{i}", reference=f"Ref {i}.", answer=f"Ans {i}.") for i in range(24)]
+        rj.Sample(f"x{i}", reference=f"Ref {i}.", answer=f"Ans {i}.") for i in range(24)
+    ]
     run(samples, ["answer_correctness"], make_config(concurrency=3))
     assert fake.max_in_flight == 3
 
@@ -273,12 +311,26 @@ def test_requests_carry_temperature_zero_and_the_schema(fake, make_config):
 
 
 def test_budget_stops_before_the_cap(fake, make_config):
-    fake.script("paid", lambda req: Reply(content=json.dumps({
-        "reference_claims": ["a"], "answer_claims": ["a"], "matches": [{"reference": 1, "answer": 1}],
-        "reason": "r"}), usage=(50, 100)))
+    fake.script(
+        "paid",
+        lambda req: Reply(
+            content=json.dumps(
+                {
+                    "reference_claims": ["a"],
+                    "answer_claims": ["a"],
+                    "matches": [{"reference": 1, "answer": 1}],
+                    "reason": "r",
+                }
+            ),
+            usage=(50, 100),
+        ),
+    )
     # reservation = max_tokens × out price = 100 × 1e-6 = actual cost of one call
     cfg = make_config(max_tokens=100, price_in=0.0, price_out=1.0, max_cost_usd=3.5e-4)
-    samples = [rj.Sample(f"q{i}", question="Q", reference=f"R{i} [[rm-test:paid]]", answer="A") for i in range(8)]
+    samples = [
+        rj.Sample(f"q{i}", question="Q", reference=f"R{i} [[rm-test:paid]]", answer="A")
+        for i in range(8)
+    ]
     res = run(samples, ["answer_correctness"], cfg)
     assert len(fake.requests) == 3
     counts = dict(res.aggregates["answer_correctness"].status_counts)
@@ -287,7 +339,10 @@ def test_budget_stops_before_the_cap(fake, make_config):
     # cached results are still served once the budget is spent
     fake.requests.clear()
     again = run(samples, ["answer_correctness"], cfg)
-    assert dict(again.aggregates["answer_correctness"].status_counts) == {"ok": 6, "budget_exceeded": 2}
+    assert dict(again.aggregates["answer_correctness"].status_counts) == {
+        "ok": 6,
+        "budget_exceeded": 2,
+    }
     assert len(fake.requests) == 3
 
 
@@ -303,8 +358,13 @@ def test_repeats_report_spread(fake, make_config):
     fake.script("rep", script)
     from ragmeter.judge.config import config_from_mapping
 
-    cfg = make_config(repeats=3, temperature=0.7, **config_from_mapping(
-        {"rubrics": [{"name": "r", "inputs": ["answer"], "scale": [1, 5], "steps": ["Judge."]}]}))
+    cfg = make_config(
+        repeats=3,
+        temperature=0.7,
+        **config_from_mapping(
+            {"rubrics": [{"name": "r", "inputs": ["answer"], "scale": [1, 5], "steps": ["Judge."]}]}
+        ),
+    )
     res = run([rj.Sample("q", answer="A [[rm-test:rep]]")], ["rubric:r"], cfg)
     assert res.values("rubric:r") == {"q": 0.5}  # median of 0.75, 0.25, 0.5
     rec = res.records[0]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -45,7 +45,9 @@ def parse_duration(text: str) -> float:
     if not m:
         from ragmeter.errors import UsageError
 
-        raise UsageError(f"--older-than {text!r} (expected e.g. 30d, 12h, 90m)", command="cache prune")
+        raise UsageError(
+            f"--older-than {text!r} (expected e.g. 30d, 12h, 90m)", command="cache prune"
+        )
     return float(m.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[m.group(2)]
 
 
@@ -58,7 +60,9 @@ def _fail_on(value: str | None) -> set[str]:
     out = {s.strip() for s in value.split(",") if s.strip()}
     bad = sorted(out - set(st.STATUSES))
     if bad:
-        raise UsageError(f"--fail-on {bad[0]!r} is not a status (expected {_STATUSES_HELP})", command="judge")
+        raise UsageError(
+            f"--fail-on {bad[0]!r} is not a status (expected {_STATUSES_HELP})", command="judge"
+        )
     return out
 
 
@@ -139,47 +143,149 @@ def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
             fh.write(dumps(row) + "\n")
 
 
+def _write_records(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Per-sample records: YAML or JSON array by extension, JSON lines otherwise."""
+    from ragmeter.io.files import atomic_write
+    from ragmeter.io.jsonutil import dumps, to_jsonable
+
+    name = path.name.lower()
+    if name.endswith((".yaml", ".yml")):
+        import yaml
+
+        with atomic_write(path) as fh:
+            yaml.safe_dump(to_jsonable(rows), fh, sort_keys=False, allow_unicode=True)
+    elif name.endswith(".json"):
+        with atomic_write(path) as fh:
+            fh.write(dumps(rows, indent=2) + "\n")
+    else:
+        _write_jsonl(path, rows)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("judge")
     def judge(
-        input_path: Path = typer.Argument(..., metavar="INPUT.jsonl", help="Samples, one JSON object per line (- for stdin)."),
-        metric: list[str] = typer.Option([], "-m", "--metric", help="Metric (repeatable); default: the judge task's default set."),
-        config: Path | None = typer.Option(None, "--config", help="ragmeter.yaml (judge: and tasks.judge), or a graphrag-eval v6 config."),
+        input_path: Annotated[
+            Path,
+            typer.Argument(
+                metavar="INPUT.jsonl", help="Samples, one JSON object per line (- for stdin)."
+            ),
+        ],
+        metric: Annotated[
+            list[str] | None,
+            typer.Option(
+                "-m", "--metric", help="Metric (repeatable); default: the judge task's default set."
+            ),
+        ] = None,
+        config: Annotated[
+            Path | None,
+            typer.Option(
+                "--config",
+                help="ragmeter.yaml (judge: and tasks.judge), or a graphrag-eval v6 config.",
+            ),
+        ] = None,
         base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible base URL."),
         model: str | None = typer.Option(None, "--model", help="Judge model (no default)."),
-        per_sample: Path | None = typer.Option(None, "--per-sample", help="Write one JSON line per sample × metric."),
-        output: Path | None = typer.Option(None, "--output", help="Write the summary JSON here instead of stdout."),
-        ledger: Path | None = typer.Option(None, "--ledger", help="Write the per-call ledger as JSONL."),
-        key: list[str] = typer.Option([], "--key", help="Map an input key: canonical=field (repeatable)."),
+        per_sample: Annotated[
+            Path | None,
+            typer.Option("--per-sample", help="Write one JSON line per sample × metric."),
+        ] = None,
+        output: Annotated[
+            Path | None,
+            typer.Option("--output", help="Write the summary JSON here instead of stdout."),
+        ] = None,
+        ledger: Annotated[
+            Path | None, typer.Option("--ledger", help="Write the per-call ledger as JSONL.")
+        ] = None,
+        key: Annotated[
+            list[str] | None,
+            typer.Option("--key", help="Map an input key: canonical=field (repeatable)."),
+        ] = None,
         fmt: str = typer.Option("ragmeter", "--format", help="ragmeter | graphrag."),
-        reference: Path | None = typer.Option(None, "--reference", help="graphrag-eval reference file (--format graphrag with a responses file)."),
-        repeats: int | None = typer.Option(None, "--repeats", min=1, help="Run each metric N times per sample."),
-        concurrency: int | None = typer.Option(None, "--concurrency", min=1, help="Requests in flight (default 8)."),
+        reference: Annotated[
+            Path | None,
+            typer.Option(
+                "--reference",
+                help="graphrag-eval reference file (--format graphrag with a responses file).",
+            ),
+        ] = None,
+        repeats: int | None = typer.Option(
+            None, "--repeats", min=1, help="Run each metric N times per sample."
+        ),
+        concurrency: int | None = typer.Option(
+            None, "--concurrency", min=1, help="Requests in flight (default 8)."
+        ),
         rpm: float | None = typer.Option(None, "--rpm", min=0.001, help="Requests per minute."),
         tpm: float | None = typer.Option(None, "--tpm", min=1, help="Tokens per minute."),
-        timeout: float | None = typer.Option(None, "--timeout", min=0.001, help="Seconds per attempt (default 120)."),
-        max_attempts: int | None = typer.Option(None, "--max-attempts", min=1, help="Attempts per call (default 6)."),
-        cache: Path | None = typer.Option(None, "--cache", help="Cache file (default .ragmeter/judge-cache.sqlite)."),
-        no_cache: bool = typer.Option(False, "--no-cache", help="Use no cache file (in-memory only)."),
-        refresh_cache: bool = typer.Option(False, "--refresh-cache", help="Ignore cached replies and overwrite them."),
-        retry_errors: bool = typer.Option(False, "--retry-errors", help="Re-send calls whose cached reply was invalid."),
-        resume: bool = typer.Option(False, "--resume", help="Skip samples finished in <output>.partial.jsonl."),
-        cache_no_requests: bool = typer.Option(False, "--cache-no-requests", help="Do not store request texts in the cache."),
-        dry_run: bool = typer.Option(False, "--dry-run", help="Estimate calls, tokens and USD; send nothing."),
-        max_cost: float | None = typer.Option(None, "--max-cost", min=0.0, help="Stop starting calls before this much USD is spent."),
-        price_in: float | None = typer.Option(None, "--price-in", min=0.0, help="USD per million input tokens."),
-        price_out: float | None = typer.Option(None, "--price-out", min=0.0, help="USD per million output tokens."),
-        structured: str | None = typer.Option(None, "--structured", help="auto | json_schema | json_object | prompt."),
-        per_chunk: bool = typer.Option(False, "--per-chunk", help="One call per chunk (context precision, entity recall)."),
-        no_claims_as: float | None = typer.Option(None, "--no-claims-as", help="Fold no_claims into means as 0 or 1."),
-        fail_on: str | None = typer.Option(None, "--fail-on", help=f"Exit 1 if any sample has one of these statuses ({_STATUSES_HELP})."),
-        as_json: bool = typer.Option(False, "--json", help="JSON output (the summary is JSON anyway; also the dry-run estimate)."),
+        timeout: float | None = typer.Option(
+            None, "--timeout", min=0.001, help="Seconds per attempt (default 120)."
+        ),
+        max_attempts: int | None = typer.Option(
+            None, "--max-attempts", min=1, help="Attempts per call (default 6)."
+        ),
+        cache: Annotated[
+            Path | None,
+            typer.Option("--cache", help="Cache file (default .ragmeter/judge-cache.sqlite)."),
+        ] = None,
+        no_cache: bool = typer.Option(
+            False, "--no-cache", help="Use no cache file (in-memory only)."
+        ),
+        refresh_cache: bool = typer.Option(
+            False, "--refresh-cache", help="Ignore cached replies and overwrite them."
+        ),
+        retry_errors: bool = typer.Option(
+            False, "--retry-errors", help="Re-send calls whose cached reply was invalid."
+        ),
+        resume: bool = typer.Option(
+            False, "--resume", help="Skip samples finished in <output>.partial.jsonl."
+        ),
+        cache_no_requests: bool = typer.Option(
+            False, "--cache-no-requests", help="Do not store request texts in the cache."
+        ),
+        dry_run: bool = typer.Option(
+            False, "--dry-run", help="Estimate calls, tokens and USD; send nothing."
+        ),
+        max_cost: float | None = typer.Option(
+            None, "--max-cost", min=0.0, help="Stop starting calls before this much USD is spent."
+        ),
+        price_in: float | None = typer.Option(
+            None, "--price-in", min=0.0, help="USD per million input tokens."
+        ),
+        price_out: float | None = typer.Option(
+            None, "--price-out", min=0.0, help="USD per million output tokens."
+        ),
+        structured: str | None = typer.Option(
+            None, "--structured", help="auto | json_schema | json_object | prompt."
+        ),
+        per_chunk: bool = typer.Option(
+            False, "--per-chunk", help="One call per chunk (context precision, entity recall)."
+        ),
+        no_claims_as: float | None = typer.Option(
+            None, "--no-claims-as", help="Fold no_claims into means as 0 or 1."
+        ),
+        fail_on: str | None = typer.Option(
+            None,
+            "--fail-on",
+            help=f"Exit 1 if any sample has one of these statuses ({_STATUSES_HELP}).",
+        ),
+        as_json: bool = typer.Option(
+            False,
+            "--json",
+            help="JSON output (the summary is JSON anyway; also the dry-run estimate).",
+        ),
     ) -> int:
-        """LLM-as-judge metrics over a JSONL file: faithfulness, relevance, context metrics, claims, rubrics."""
+        """LLM-judged metrics: faithfulness, relevance, context metrics, claims, rubrics."""
         from ragmeter.errors import UsageError
 
-        if structured is not None and structured not in ("auto", "json_schema", "json_object", "prompt"):
-            raise UsageError(f"--structured {structured!r} (expected auto, json_schema, json_object or prompt)", command="judge")
+        if structured is not None and structured not in (
+            "auto",
+            "json_schema",
+            "json_object",
+            "prompt",
+        ):
+            raise UsageError(
+                f"--structured {structured!r} (expected auto, json_schema, json_object or prompt)",
+                command="judge",
+            )
         if no_claims_as is not None and no_claims_as not in (0.0, 1.0):
             raise UsageError(f"--no-claims-as {no_claims_as:g} (expected 0 or 1)", command="judge")
         if fmt not in ("ragmeter", "graphrag"):
@@ -191,11 +297,13 @@ def register(app: typer.Typer) -> None:
         statuses_to_fail = _fail_on(fail_on)
         return _run_judge(locals())
 
-    cache_app = typer.Typer(help="The judge's request cache: stats, prune, export.", no_args_is_help=True)
+    cache_app = typer.Typer(
+        help="The judge's request cache: stats, prune, export.", no_args_is_help=True
+    )
 
     @cache_app.command("stats")
     def cache_stats(
-        cache: Path | None = typer.Option(None, "--cache", help="Cache file."),
+        cache: Annotated[Path | None, typer.Option("--cache", help="Cache file.")] = None,
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """Entries, size, hit rate and lifetime spend."""
@@ -223,8 +331,10 @@ def register(app: typer.Typer) -> None:
 
     @cache_app.command("prune")
     def cache_prune(
-        older_than: str = typer.Option(..., "--older-than", help="Delete entries older than this (30d, 12h, …)."),
-        cache: Path | None = typer.Option(None, "--cache", help="Cache file."),
+        older_than: str = typer.Option(
+            ..., "--older-than", help="Delete entries older than this (30d, 12h, …)."
+        ),
+        cache: Annotated[Path | None, typer.Option("--cache", help="Cache file.")] = None,
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """Delete old cache entries."""
@@ -241,8 +351,10 @@ def register(app: typer.Typer) -> None:
 
     @cache_app.command("export")
     def cache_export(
-        out: Path = typer.Argument(..., metavar="OUT.jsonl", help="Where to write the entries."),
-        cache: Path | None = typer.Option(None, "--cache", help="Cache file."),
+        out: Annotated[
+            Path, typer.Argument(metavar="OUT.jsonl", help="Where to write the entries.")
+        ],
+        cache: Annotated[Path | None, typer.Option("--cache", help="Cache file.")] = None,
     ) -> None:
         """Write every cache entry as JSON lines (requests, replies, validity)."""
         db = _open_cache(cache, "cache export")
@@ -255,10 +367,29 @@ def register(app: typer.Typer) -> None:
 
     @app.command("answer-correctness")
     def answer_correctness(
-        in_file: Path = typer.Option(..., "-i", "--in-file", help="TSV with Question, Reference answer, Actual answer."),
-        out_file: Path = typer.Option(..., "-o", "--out-file", help="Output TSV (#Reference, #PTarget, #Matching, Reasoning, Error)."),
-        config_path: Path | None = typer.Option(None, "-c", "--config-path", "--config", help="graphrag-eval v6 config (llm.generation)."),
-        compat: str | None = typer.Option(None, "--compat", help="graphrag-eval-5 | graphrag-eval-6."),
+        in_file: Annotated[
+            Path,
+            typer.Option(
+                "-i", "--in-file", help="TSV with Question, Reference answer, Actual answer."
+            ),
+        ],
+        out_file: Annotated[
+            Path,
+            typer.Option(
+                "-o",
+                "--out-file",
+                help="Output TSV (#Reference, #PTarget, #Matching, Reasoning, Error).",
+            ),
+        ],
+        config_path: Annotated[
+            Path | None,
+            typer.Option(
+                "-c", "--config-path", "--config", help="graphrag-eval v6 config (llm.generation)."
+            ),
+        ] = None,
+        compat: str | None = typer.Option(
+            None, "--compat", help="graphrag-eval-5 | graphrag-eval-6."
+        ),
     ) -> None:
         """graphrag-eval's answer-correctness command: claim counts per TSV row."""
         _run_answer_correctness(in_file, out_file, config_path, compat)
@@ -280,8 +411,8 @@ def _run_judge(a: dict[str, Any]) -> int:
     import asyncio
 
     from ragmeter.errors import UsageError
-    from ragmeter.io.judge import parse_key_map, read_samples, required_inputs
     from ragmeter.io.jsonutil import dumps
+    from ragmeter.io.judge import parse_key_map, read_samples, required_inputs
     from ragmeter.judge.client import FatalJudgeError
     from ragmeter.judge.config import load_config_file, resolve_config
     from ragmeter.judge.engine import aevaluate, llm_installed, plan_metrics
@@ -313,36 +444,62 @@ def _run_judge(a: dict[str, Any]) -> int:
 
         cfg = dataclasses.replace(cfg, cache_path=None)
 
-    metrics = list(a["metric"]) or (loaded.metrics if loaded and loaded.metrics else None)
+    metrics = list(a["metric"] or ()) or (loaded.metrics if loaded and loaded.metrics else None)
     if not metrics:
         from ragmeter import registry
 
         metrics = [m.name for m in registry.get_task("judge").metrics if m.default]
     plan = plan_metrics(metrics, cfg.rubrics)
     rubric_inputs = {r.name: r.inputs for r in cfg.rubrics}
-    key_map = parse_key_map(a["key"])
+    key_map = parse_key_map(a["key"] or ())
 
+    # groups of (samples, metrics): one group, or with --format graphrag one for the questions
+    # and one per step family (a step sample is judged only by its family)
     if a["fmt"] == "graphrag":
-        from ragmeter.judge.graphrag import read_graphrag
+        from ragmeter.judge.graphrag import STEP_FAMILIES, read_graphrag
 
+        if not list(a["metric"] or ()) and not (loaded and loaded.metrics):
+            metrics = [
+                "answer_correctness",
+                "answer_relevance",
+                "retrieval_answer_f1",
+                "retrieval_context_f1",
+            ]
+            plan = plan_metrics(metrics, cfg.rubrics)
         gr = read_graphrag(a["input_path"], reference=a["reference"], pipelines=plan.pipelines)
-        samples = gr.samples
+        groups = []
+        q_metrics = [p for p in plan.pipelines if p not in STEP_FAMILIES]
+        if q_metrics and gr.question_samples:
+            groups.append((gr.question_samples, q_metrics))
+        for fam in STEP_FAMILIES:
+            if fam in plan.pipelines and gr.step_samples.get(fam):
+                groups.append((gr.step_samples[fam], [fam + "_f1"]))
     else:
         gr = None
-        samples = read_samples(a["input_path"], key_map=key_map, required=required_inputs(plan.pipelines, rubric_inputs))
+        groups = [
+            (
+                read_samples(
+                    a["input_path"],
+                    key_map=key_map,
+                    required=required_inputs(plan.pipelines, rubric_inputs),
+                ),
+                metrics,
+            )
+        ]
 
     if a["dry_run"]:
         from ragmeter.judge.cache import JudgeCache
-        from ragmeter.judge.estimate import estimate, format_estimate
+        from ragmeter.judge.estimate import estimate, format_estimate, merge_estimates
 
         db = None
         if cfg.cache_path is not None and Path(cfg.cache_path).exists():
             db = JudgeCache(cfg.cache_path)
         try:
-            est = estimate(samples, metrics, config=cfg, cache=db)
+            ests = [estimate(s, m, config=cfg, cache=db) for s, m in groups]
         finally:
             if db is not None:
                 db.close()
+        est = ests[0] if len(ests) == 1 else merge_estimates(ests, cfg)
         if a["as_json"]:
             print(dumps(est.to_dict(), indent=2))
         else:
@@ -359,14 +516,17 @@ def _run_judge(a: dict[str, Any]) -> int:
         )
         if price is None:
             raise UsageError(
-                f"--max-cost needs a price for model {cfg.model!r} (give --price-in and --price-out, "
-                "or a price file)",
+                f"--max-cost needs a price for model {cfg.model!r} "
+                "(give --price-in and --price-out, or a price file)",
                 command="judge",
             )
 
     partial = _partial_path(a["per_sample"], a["output"])
     if a["resume"] and partial is None:
-        raise UsageError("--resume needs --per-sample or --output (the partial file lives next to it)", command="judge")
+        raise UsageError(
+            "--resume needs --per-sample or --output (the partial file lives next to it)",
+            command="judge",
+        )
     done = _load_partial(partial) if (a["resume"] and partial is not None) else {}
     if partial is not None and not a["resume"] and partial.exists():
         partial.unlink()
@@ -377,22 +537,39 @@ def _run_judge(a: dict[str, Any]) -> int:
 
     def on_progress(p: dict[str, Any]) -> None:
         if bar is not None and task is not None:
-            bar.update(task, completed=p["done"], total=p["total"],
-                       info=f"calls {p['calls_sent']}  hits {p['cache_hits']}  ${p['usd']:.4f}")
+            bar.update(
+                task,
+                completed=p["done"],
+                total=p["total"],
+                info=f"calls {p['calls_sent']}  hits {p['cache_hits']}  ${p['usd']:.4f}",
+            )
 
     finished = False
     try:
         if bar is not None:
             bar.start()
             task = bar.add_task("judge", total=1, info="")
-        try:
-            result = asyncio.run(
-                aevaluate(
-                    samples, metrics, config=cfg, no_claims_as=a["no_claims_as"],
-                    refresh_cache=a["refresh_cache"], retry_errors=a["retry_errors"],
-                    resume=done, on_outcome=writer, on_progress=on_progress,
+
+        async def run_all() -> list[Any]:
+            out = []
+            for samples, group_metrics in groups:
+                out.append(
+                    await aevaluate(
+                        samples,
+                        group_metrics,
+                        config=cfg,
+                        no_claims_as=a["no_claims_as"],
+                        refresh_cache=a["refresh_cache"],
+                        retry_errors=a["retry_errors"],
+                        resume=done,
+                        on_outcome=writer,
+                        on_progress=on_progress,
+                    )
                 )
-            )
+            return out
+
+        try:
+            results = asyncio.run(run_all())
         except FatalJudgeError as exc:
             raise UsageError(str(exc), command="judge") from None
         finished = True
@@ -401,18 +578,20 @@ def _run_judge(a: dict[str, Any]) -> int:
             bar.stop()
         writer.close(remove=False)
 
-    for w in result.warnings:
+    for w in dict.fromkeys(w for r in results for w in r.warnings):
         _err(w)
+    ledger_rows = [row for r in results for row in r.ledger_rows]
     if gr is not None:
         from ragmeter.judge.graphrag import graphrag_output
 
-        summary, records = graphrag_output(gr, result)
+        summary, records = graphrag_output(gr, results)
     else:
+        (result,) = results
         summary, records = result.summary_json(), result.records
     if a["per_sample"] is not None:
-        _write_jsonl(a["per_sample"], records)
+        _write_records(a["per_sample"], records)
     if a["ledger"] is not None:
-        _write_jsonl(a["ledger"], result.ledger_rows)
+        _write_jsonl(a["ledger"], ledger_rows)
     text = dumps(summary, indent=2)
     if a["output"] is not None:
         from ragmeter.io.files import atomic_write
@@ -426,7 +605,10 @@ def _run_judge(a: dict[str, Any]) -> int:
 
     if a["statuses_to_fail"]:
         hit = {
-            s for s in result.samples.column("status").to_pylist() if s in a["statuses_to_fail"]
+            s
+            for r in results
+            for s in r.samples.column("status").to_pylist()
+            if s in a["statuses_to_fail"]
         }
         if hit:
             _err(f"ragmeter judge: samples with status {', '.join(sorted(hit))} (--fail-on)")
@@ -455,7 +637,9 @@ def _read_tsv(path: Path) -> list[tuple[int, list[str]]]:
             header = next(reader, None)
             if header is None:
                 raise InputError(
-                    f"empty file (expected a header with {', '.join(AC_COLUMNS)})", path=name, line=1
+                    f"empty file (expected a header with {', '.join(AC_COLUMNS)})",
+                    path=name,
+                    line=1,
                 )
             for col in AC_COLUMNS:
                 if col not in header:
@@ -523,7 +707,9 @@ def _run_answer_correctness(
         cfg = resolve_config()
     if not cfg.configured:
         raise UsageError(
-            "no LLM is configured (give -c CONFIG with llm.generation, or " + HINT.split(": ", 1)[1].rstrip(".") + ")",
+            "no LLM is configured (give -c CONFIG with llm.generation, or "
+            + HINT.split(": ", 1)[1].rstrip(".")
+            + ")",
             command="answer-correctness",
         )
     rows = _read_tsv(in_file)
@@ -543,7 +729,13 @@ def _run_answer_correctness(
             problem = validate_claims(claims)
             if problem is not None:
                 return ["", "", "", claims.get("reason", "") if v5 else "", problem]
-            return [str(claims["reference"]), str(claims["actual"]), str(claims["matching"]), claims["reason"], ""]
+            return [
+                str(claims["reference"]),
+                str(claims["actual"]),
+                str(claims["matching"]),
+                claims["reason"],
+                "",
+            ]
 
         try:
             return await asyncio.gather(*(one(*vals) for _, vals in rows))

@@ -25,7 +25,15 @@ __all__ = [
     "samples_from_records",
 ]
 
-CANONICAL = ("id", "question", "answer", "reference", "contexts", "reference_contexts", "template_id")
+CANONICAL = (
+    "id",
+    "question",
+    "answer",
+    "reference",
+    "contexts",
+    "reference_contexts",
+    "template_id",
+)
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "question": ("user_input", "question_text"),
@@ -62,7 +70,8 @@ def parse_key_map(items: Iterable[str]) -> dict[str, str]:
             raise UsageError(f"--key {item!r} (expected canonical=field)", command="judge")
         if canonical not in CANONICAL:
             raise UsageError(
-                f"--key {canonical!r} is not a judge input (expected one of {', '.join(CANONICAL)})",
+                f"--key {canonical!r} is not a judge input "
+                f"(expected one of {', '.join(CANONICAL)})",
                 command="judge",
             )
         out[canonical] = field
@@ -77,12 +86,15 @@ def _text(value: Any, key: str, where: dict[str, Any]) -> str | None:
     raise InputError(f"{key} is a JSON {type(value).__name__} (expected text or null)", **where)
 
 
-def _contexts(value: Any, key: str, where: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str | None, ...]]:
+def _contexts(
+    value: Any, key: str, where: dict[str, Any]
+) -> tuple[tuple[str, ...], tuple[str | None, ...]]:
     if value is None:
         return (), ()
     if not isinstance(value, list):
         raise InputError(
-            f"{key} is a JSON {type(value).__name__} (expected a list of texts or {{id, text}} objects)",
+            f"{key} is a JSON {type(value).__name__} "
+            "(expected a list of texts or {id, text} objects)",
             **where,
         )
     texts: list[str] = []
@@ -96,13 +108,13 @@ def _contexts(value: Any, key: str, where: dict[str, Any]) -> tuple[tuple[str, .
             cid = item.get("id")
             ids.append(None if cid is None else str(cid))
         else:
-            raise InputError(
-                f"{key}[{i}] is not text or an {{id, text}} object", **where
-            )
+            raise InputError(f"{key}[{i}] is not text or an {{id, text}} object", **where)
     return tuple(texts), tuple(ids)
 
 
-def _lookup(record: Mapping[str, Any], canonical: str, key_map: Mapping[str, str]) -> tuple[bool, str, Any]:
+def _lookup(
+    record: Mapping[str, Any], canonical: str, key_map: Mapping[str, str]
+) -> tuple[bool, str, Any]:
     if canonical in key_map:
         field = key_map[canonical]
         return field in record, field, record.get(field)
@@ -127,7 +139,9 @@ def sample_from_record(
     from ragmeter.judge.metrics._common import Sample
 
     key_map = key_map or {}
-    where: dict[str, Any] = {"path": path, "line": line} if path else {"location": f"sample {default_id}"}
+    where: dict[str, Any] = (
+        {"path": path, "line": line} if path else {"location": f"sample {default_id}"}
+    )
     found: dict[str, Any] = {}
     for canonical in CANONICAL:
         present, field, value = _lookup(record, canonical, key_map)
@@ -136,7 +150,9 @@ def sample_from_record(
     for need in required:
         if need not in found:
             aliases = ", ".join((need, *ALIASES.get(need, ())))
-            raise InputError(f"missing key '{key_map.get(need, need)}' (expected one of {aliases})", **where)
+            raise InputError(
+                f"missing key '{key_map.get(need, need)}' (expected one of {aliases})", **where
+            )
     sid: Any = found.get("id", (None, None))[1]
     if sid is None:
         sid = default_id if default_id is not None else (str(line) if line is not None else None)
@@ -146,21 +162,31 @@ def sample_from_record(
     if "contexts" in found:
         contexts, ids = _contexts(found["contexts"][1], found["contexts"][0], where)
     if "reference_contexts" in found:
-        ref_ctx, _ = _contexts(found["reference_contexts"][1], found["reference_contexts"][0], where)
+        ref_ctx, _ = _contexts(
+            found["reference_contexts"][1], found["reference_contexts"][0], where
+        )
     return Sample(
         id=str(sid),
-        question=_text(found["question"][1], found["question"][0], where) if "question" in found else None,
+        question=_text(found["question"][1], found["question"][0], where)
+        if "question" in found
+        else None,
         answer=_text(found["answer"][1], found["answer"][0], where) if "answer" in found else None,
-        reference=_text(found["reference"][1], found["reference"][0], where) if "reference" in found else None,
+        reference=_text(found["reference"][1], found["reference"][0], where)
+        if "reference" in found
+        else None,
         contexts=contexts,
         context_ids=ids,
         reference_contexts=ref_ctx,
-        template_id=None if found.get("template_id", (None, None))[1] is None else str(found["template_id"][1]),
+        template_id=None
+        if found.get("template_id", (None, None))[1] is None
+        else str(found["template_id"][1]),
         line=line,
     )
 
 
-def required_inputs(pipelines: Sequence[str], rubric_inputs: Mapping[str, Sequence[str]] | None = None) -> list[str]:
+def required_inputs(
+    pipelines: Sequence[str], rubric_inputs: Mapping[str, Sequence[str]] | None = None
+) -> list[str]:
     need: list[str] = []
     for p in pipelines:
         keys = REQUIRED.get(p)
@@ -186,18 +212,27 @@ def read_samples(
     samples = []
     seen: dict[str, int] = {}
     for line, obj in iter_jsonl(name, allow_stdin=True):
-        s = sample_from_record(obj, line=line, path=name if name != "-" else "<stdin>", key_map=key_map, required=required)
+        s = sample_from_record(
+            obj,
+            line=line,
+            path=name if name != "-" else "<stdin>",
+            key_map=key_map,
+            required=required,
+        )
         if s.id in seen:
             raise InputError(
                 f"sample id {s.id!r} appears twice (first on line {seen[s.id]})",
-                path=name, line=line,
+                path=name,
+                line=line,
             )
         seen[s.id] = line
         samples.append(s)
     return samples
 
 
-def samples_from_records(records: Iterable[Mapping[str, Any]], *, key_map: Mapping[str, str] | None = None) -> list[Any]:
+def samples_from_records(
+    records: Iterable[Mapping[str, Any]], *, key_map: Mapping[str, str] | None = None
+) -> list[Any]:
     """Samples from Python dicts (ids default to the 1-based position)."""
     out = []
     seen: set[str] = set()

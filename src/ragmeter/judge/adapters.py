@@ -87,7 +87,10 @@ def graphrag_settings(
         if not isinstance(gen.get(key), str) or not gen[key].strip():
             raise err(["llm", "generation", key], f"missing {key} (expected text)")
     provider = gen["provider"].strip()
-    settings: dict[str, Any] = {"provider": provider if provider in _PROVIDERS else provider, "model": gen["model"]}
+    settings: dict[str, Any] = {
+        "provider": provider,
+        "model": gen["model"],
+    }
     extra: dict[str, Any] = {}
     base_url = None
     for key, value in gen.items():
@@ -103,7 +106,11 @@ def graphrag_settings(
                 raise err(keys, "expected a URL")
             base_url = value.strip()
         elif key == "temperature":
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 2:
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not 0 <= value <= 2
+            ):
                 raise err(keys, f"{value!r} (expected a temperature between 0 and 2)")
             settings["temperature"] = float(value)
         elif key == "max_tokens":
@@ -134,7 +141,8 @@ def graphrag_settings(
         if not module_available("litellm"):
             raise err(
                 ["llm", "generation", "provider"],
-                f"provider {provider!r} is not OpenAI-compatible and needs pip install 'ragmeter[litellm]'",
+                f"provider {provider!r} is not OpenAI-compatible and needs "
+                "pip install 'ragmeter[litellm]'",
             )
         if base_url:
             settings["base_url"] = base_url
@@ -263,8 +271,10 @@ class StepsJudge:
         self.config = config
         self.correctness_prompt = correctness_prompt
         self._own_cache = cache is None
-        self.cache = cache if cache is not None else JudgeCache(
-            config.cache_path, store_requests=config.cache_requests
+        self.cache = (
+            cache
+            if cache is not None
+            else JudgeCache(config.cache_path, store_requests=config.cache_requests)
         )
         if client is None:
             import json
@@ -291,7 +301,11 @@ class StepsJudge:
 
     # -- helpers ---------------------------------------------------------------------------
     def _cost(self, stats: Any) -> float | None:
-        return None if stats.cost_usd is None or self.runtime.price is None else round(stats.cost_usd, 10)
+        return (
+            None
+            if stats.cost_usd is None or self.runtime.price is None
+            else round(stats.cost_usd, 10)
+        )
 
     async def _judgement(self, pipe: str, metric: str, sample: Any) -> dict[str, Any]:
         from ragmeter.judge.metrics import pipeline
@@ -303,7 +317,12 @@ class StepsJudge:
         cost = self._cost(ctx.stats)
         if part.status == st.OK:
             return {"value": part.value, "error": None, "reason": None, "cost": cost}
-        return {"value": None, "error": f"{part.status}: {part.detail}", "reason": None, "cost": cost}
+        return {
+            "value": None,
+            "error": f"{part.status}: {part.detail}",
+            "reason": None,
+            "cost": cost,
+        }
 
     # -- the protocol ----------------------------------------------------------------------
     async def answer_relevance(self, question: str, answer: str) -> dict[str, Any]:
@@ -312,33 +331,51 @@ class StepsJudge:
         s = Sample(_sample_id("ar", question, answer), question=question, answer=answer)
         return await self._judgement("answer_relevance", "answer_relevance", s)
 
-    async def context_recall(self, question: str, reference: str, contexts: list[str]) -> dict[str, Any]:
+    async def context_recall(
+        self, question: str, reference: str, contexts: list[str]
+    ) -> dict[str, Any]:
         from ragmeter.judge.metrics._common import Sample
 
-        s = Sample(_sample_id("cr", question, reference, *contexts), question=question,
-                   reference=reference, contexts=tuple(contexts))
+        s = Sample(
+            _sample_id("cr", question, reference, *contexts),
+            question=question,
+            reference=reference,
+            contexts=tuple(contexts),
+        )
         return await self._judgement("context_recall", "context_recall", s)
 
-    async def context_precision(self, question: str, reference: str, contexts: list[str]) -> dict[str, Any]:
+    async def context_precision(
+        self, question: str, reference: str, contexts: list[str]
+    ) -> dict[str, Any]:
         from ragmeter.judge.metrics._common import Sample
 
-        s = Sample(_sample_id("cp", question, reference, *contexts), question=question,
-                   reference=reference, contexts=tuple(contexts))
+        s = Sample(
+            _sample_id("cp", question, reference, *contexts),
+            question=question,
+            reference=reference,
+            contexts=tuple(contexts),
+        )
         return await self._judgement("context_precision", "context_precision", s)
 
-    async def answer_correctness(self, question: str, reference: str, answer: str) -> dict[str, Any]:
+    async def answer_correctness(
+        self, question: str, reference: str, answer: str
+    ) -> dict[str, Any]:
         """Counts from ragmeter's claim lists (or upstream's text with a custom prompt)."""
         from ragmeter.judge import prompts
         from ragmeter.judge.runtime import Ctx
         from ragmeter.judge.schemas import claims_spec
 
-        if not (reference or "").strip() or not (answer or "").strip():
-            return {"error": f"{st.NO_CLAIMS}: {'empty reference' if not (reference or '').strip() else 'empty answer'}"}
+        if not (reference or "").strip():
+            return {"error": f"{st.NO_CLAIMS}: empty reference"}
+        if not (answer or "").strip():
+            return {"error": f"{st.NO_CLAIMS}: empty answer"}
         sid = _sample_id("ac", question, reference, answer)
         if self.correctness_prompt is not None:
             text = format_correctness_prompt(self.correctness_prompt, question, reference, answer)
             try:
-                reply = await self._complete(text, sid, "answer_correctness", ref_template=self.correctness_prompt)
+                reply = await self._complete(
+                    text, sid, "answer_correctness", ref_template=self.correctness_prompt
+                )
             except JudgeCallError as exc:
                 return {"error": str(exc)}
             return parse_claims_text(reply)
@@ -363,7 +400,9 @@ class StepsJudge:
         """One free-text call (custom evaluations); raises :class:`JudgeCallError`."""
         return await self._complete(prompt, _sample_id("custom", prompt), "custom")
 
-    async def _complete(self, prompt: str, sid: str, metric: str, ref_template: str | None = None) -> str:
+    async def _complete(
+        self, prompt: str, sid: str, metric: str, ref_template: str | None = None
+    ) -> str:
         from ragmeter.judge.prompts import custom_ref
         from ragmeter.judge.runtime import Ctx
 

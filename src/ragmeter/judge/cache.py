@@ -147,7 +147,9 @@ class JudgeCache:
                 self.db.execute("PRAGMA synchronous=NORMAL")
                 self.db.execute("PRAGMA busy_timeout=5000")
             except sqlite3.DatabaseError as exc:
-                raise InputError(f"cannot open the judge cache ({exc})", path=os.fspath(self.path)) from None
+                raise InputError(
+                    f"cannot open the judge cache ({exc})", path=os.fspath(self.path)
+                ) from None
         try:
             self.db.executescript(_DDL)
             row = self.db.execute("SELECT v FROM meta WHERE k='schema_version'").fetchone()
@@ -156,7 +158,9 @@ class JudgeCache:
                 f"not a ragmeter judge cache ({exc})", path=os.fspath(self.path or ":memory:")
             ) from None
         if row is None:
-            self.db.execute("INSERT INTO meta (k, v) VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+            self.db.execute(
+                "INSERT INTO meta (k, v) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
+            )
         elif row[0] != SCHEMA_VERSION:
             raise InputError(
                 f"judge cache schema version {row[0]} is not supported (expected {SCHEMA_VERSION})",

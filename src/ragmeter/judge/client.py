@@ -149,7 +149,16 @@ def _mentions(text: str, *words: str) -> bool:
     return any(w in text for w in words)
 
 
-_UNSUPPORTED = ("unsupported", "not supported", "does not support", "not support", "only the default", "invalid parameter", "unknown parameter", "unrecognized")
+_UNSUPPORTED = (
+    "unsupported",
+    "not supported",
+    "does not support",
+    "not support",
+    "only the default",
+    "invalid parameter",
+    "unknown parameter",
+    "unrecognized",
+)
 
 
 class OpenAIJudgeClient:
@@ -237,9 +246,8 @@ class OpenAIJudgeClient:
             ):
                 self.negotiation.temperature = False
                 return True
-            if (
-                "response_format" in sent
-                and _mentions(text, "response_format", "json_schema", "schema", "json_object")
+            if "response_format" in sent and _mentions(
+                text, "response_format", "json_schema", "schema", "json_object"
             ):
                 if not neg.auto:
                     raise FatalJudgeError(
@@ -255,7 +263,7 @@ class OpenAIJudgeClient:
         openai = self._openai
         for _ in range(8):  # each adaptation is one-way, so this always ends
             with self._lock:
-                neg = Negotiation(**{**self.negotiation.__dict__})
+                neg = Negotiation(**self.negotiation.__dict__)
             kw = self._kwargs(req, neg)
             t0 = time.perf_counter()
             try:

@@ -260,7 +260,11 @@ def _coerce(kind: str, value: Any, keys: list[str], where: _Where) -> Any:
     if base in ("int", "float"):
         num = _num(value, integer=base == "int")
         if num is None:
-            raise where.error(keys, f"{value!r} is not a number (expected {'an integer' if base == 'int' else 'a number'})")
+            raise where.error(
+                keys,
+                f"{value!r} is not a number "
+                f"(expected {'an integer' if base == 'int' else 'a number'})",
+            )
         return num
     if base == "bool":
         if not isinstance(value, bool):
@@ -344,9 +348,7 @@ def _rubrics(value: Any, keys: list[str], where: _Where) -> tuple[RubricDef, ...
             isinstance(lv, int) and scale[0] <= lv <= scale[1] and isinstance(d, str)
             for lv, d in levels.items()
         ):
-            raise where.error(
-                [*k, "levels"], "expected a mapping of scale levels to descriptions"
-            )
+            raise where.error([*k, "levels"], "expected a mapping of scale levels to descriptions")
         weighting = item.get("weighting", "none")
         if weighting not in ("none", "logprobs"):
             raise where.error([*k, "weighting"], f"{weighting!r} (expected none or logprobs)")
@@ -377,9 +379,9 @@ def config_from_mapping(
 
     >>> config_from_mapping({"model": "m", "concurrency": 4})
     {'model': 'm', 'concurrency': 4}
-    >>> config_from_mapping({"api_key": "sk-1"})
+    >>> config_from_mapping({"api_key": "sk-1"})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    ragmeter.errors.InputError: judge.api_key: store the key in an environment variable (name it with api_key_env)
+    ragmeter.errors.InputError: judge.api_key: store the key in an environment variable (...)
     """
     where = _Where(path, lines)
     if block is None:

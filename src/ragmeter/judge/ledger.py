@@ -76,7 +76,9 @@ def _read_price_file(path: str, text: str) -> dict[str, Price]:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        raise InputError("not valid YAML", path=path, line=mark.line + 1 if mark else None) from None
+        raise InputError(
+            "not valid YAML", path=path, line=mark.line + 1 if mark else None
+        ) from None
     lines = yaml_key_lines(text)
     models = data.get("models") if isinstance(data, Mapping) else None
     if not isinstance(models, Mapping):
@@ -86,7 +88,9 @@ def _read_price_file(path: str, text: str) -> dict[str, Price]:
         line = lines.get(("models", str(name)))
         if not isinstance(entry, Mapping):
             raise InputError(
-                "expected input_per_mtok and output_per_mtok", path=path, line=line,
+                "expected input_per_mtok and output_per_mtok",
+                path=path,
+                line=line,
                 location=f"models.{name}",
             )
         vals: dict[str, Any] = {}
@@ -94,27 +98,42 @@ def _read_price_file(path: str, text: str) -> dict[str, Price]:
             v = entry.get(k)
             if v is None and k != "cached_input_per_mtok":
                 raise InputError(
-                    f"missing {k} (expected USD per million tokens)", path=path, line=line,
+                    f"missing {k} (expected USD per million tokens)",
+                    path=path,
+                    line=line,
                     location=f"models.{name}",
                 )
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0):
                 raise InputError(
-                    f"{k} {v!r} is not a non-negative number", path=path,
-                    line=lines.get(("models", str(name), k), line), location=f"models.{name}.{k}",
+                    f"{k} {v!r} is not a non-negative number",
+                    path=path,
+                    line=lines.get(("models", str(name), k), line),
+                    location=f"models.{name}.{k}",
                 )
             vals[k] = None if v is None else float(v)
-        unknown = set(entry) - {"input_per_mtok", "output_per_mtok", "cached_input_per_mtok", "as_of"}
+        unknown = set(entry) - {
+            "input_per_mtok",
+            "output_per_mtok",
+            "cached_input_per_mtok",
+            "as_of",
+        }
         if unknown:
             k = sorted(unknown)[0]
             raise InputError(
-                "unknown key (expected input_per_mtok, output_per_mtok, cached_input_per_mtok, as_of)",
-                path=path, line=lines.get(("models", str(name), k), line),
+                "unknown key (expected input_per_mtok, output_per_mtok, "
+                "cached_input_per_mtok, as_of)",
+                path=path,
+                line=lines.get(("models", str(name), k), line),
                 location=f"models.{name}.{k}",
             )
         as_of = entry.get("as_of")
         out[str(name)] = Price(
-            vals["input_per_mtok"], vals["output_per_mtok"], vals["cached_input_per_mtok"],
-            str(as_of) if as_of is not None else None, path, str(name),
+            vals["input_per_mtok"],
+            vals["output_per_mtok"],
+            vals["cached_input_per_mtok"],
+            str(as_of) if as_of is not None else None,
+            path,
+            str(name),
         )
     return out
 
@@ -123,7 +142,9 @@ def _read_price_file(path: str, text: str) -> dict[str, Price]:
 def shipped_prices() -> dict[str, Price]:
     text = resources.files("ragmeter.judge").joinpath("prices.yaml").read_text("utf-8")
     return {
-        k: Price(p.input_per_mtok, p.output_per_mtok, p.cached_input_per_mtok, p.as_of, "shipped", k)
+        k: Price(
+            p.input_per_mtok, p.output_per_mtok, p.cached_input_per_mtok, p.as_of, "shipped", k
+        )
         for k, p in _read_price_file("prices.yaml", text).items()
     }
 
@@ -160,7 +181,9 @@ class PriceTable:
                 with open(name, encoding="utf-8-sig") as fh:
                     text = fh.read()
             except OSError as exc:
-                raise InputError(f"cannot read price file ({exc.strerror or exc})", path=name) from None
+                raise InputError(
+                    f"cannot read price file ({exc.strerror or exc})", path=name
+                ) from None
             self.user.append(_read_price_file(name, text))
         if (price_in is None) != (price_out is None):
             from ragmeter.errors import UsageError
@@ -201,7 +224,7 @@ def _tiktoken_encoder() -> Any:
     try:
         import hashlib
 
-        import tiktoken  # noqa: F401
+        import tiktoken
     except ImportError:
         return None
     url = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"

@@ -98,7 +98,12 @@ class LiteLLMJudgeClient:
             if "Connection" in name and status is None:
                 raise TransientError("connection", None, "connection error") from None
             if isinstance(status, int):
-                if status == 400 and req.schema is not None and neg.auto and "response_format" in kw:
+                if (
+                    status == 400
+                    and req.schema is not None
+                    and neg.auto
+                    and "response_format" in kw
+                ):
                     msg = str(getattr(exc, "message", exc)).lower()
                     if "response_format" in msg or "schema" in msg:
                         if neg.structured == "json_schema":
@@ -108,9 +113,14 @@ class LiteLLMJudgeClient:
                         return await self.complete(req)
                 headers = getattr(getattr(exc, "response", None), "headers", {}) or {}
                 raise classify_status(
-                    status, str(getattr(exc, "message", exc)), dict(headers),
-                    getattr(exc, "code", None), self.redact,
+                    status,
+                    str(getattr(exc, "message", exc)),
+                    dict(headers),
+                    getattr(exc, "code", None),
+                    self.redact,
                 ) from None
             raise RequestRejected(400, self.redact(str(exc)) or name) from None
         latency = (time.perf_counter() - t0) * 1000.0
-        return _to_response(resp, latency, effective_params(req.params, neg, has_schema=req.schema is not None))
+        return _to_response(
+            resp, latency, effective_params(req.params, neg, has_schema=req.schema is not None)
+        )

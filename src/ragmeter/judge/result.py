@@ -28,7 +28,17 @@ __all__ = ["JudgeResult", "build_result", "headline"]
 
 # per-run accounting stays in the records: the table is identical when a re-run hits the cache
 _RUN_ONLY = frozenset(
-    {"id", "metric", "value", "status", "calls", "cache_hits", "tokens_in", "tokens_out", "cost_usd"}
+    {
+        "id",
+        "metric",
+        "value",
+        "status",
+        "calls",
+        "cache_hits",
+        "tokens_in",
+        "tokens_out",
+        "cost_usd",
+    }
 )
 
 
@@ -132,6 +142,7 @@ def build_result(
                 record[o] = parts[o].value
                 if parts[o].status != st.OK:
                     record[f"{o}_status"] = parts[o].status
+                    record[f"{o}_detail"] = parts[o].detail
             record.update(
                 {
                     "repeats": repeats,
@@ -157,13 +168,7 @@ def build_result(
                     details[o].append(p.detail)
                 elif o == head:
                     details[o].append(
-                        dumps(
-                            {
-                                k: v
-                                for k, v in record.items()
-                                if k not in _RUN_ONLY
-                            }
-                        )
+                        dumps({k: v for k, v in record.items() if k not in _RUN_ONLY})
                     )
                 else:
                     details[o].append(p.detail)
@@ -186,7 +191,9 @@ def build_result(
                 vals.append(float(no_claims_as))
         counts = {s: n_status.count(s) for s in st.STATUSES if s in n_status}
         if vals:
-            aggregates[m] = Aggregate(ordered_mean(np.array(vals, dtype=np.float64)), len(vals), counts)
+            aggregates[m] = Aggregate(
+                ordered_mean(np.array(vals, dtype=np.float64)), len(vals), counts
+            )
         else:
             aggregates[m] = Aggregate(None, 0, counts, reason="no ok samples")
 
@@ -199,11 +206,22 @@ def build_result(
         }
         for m in names
     }
-    judge_meta = runtime.metadata() if runtime is not None else {**config.public(), "configured": config.configured}
+    judge_meta = (
+        runtime.metadata()
+        if runtime is not None
+        else {**config.public(), "configured": config.configured}
+    )
     cost = (
         runtime.ledger.total.to_dict()
         if runtime is not None
-        else {"calls_sent": 0, "cache_hits": 0, "tokens_in": 0, "tokens_out": 0, "usd": 0.0, "usd_unknown_calls": 0}
+        else {
+            "calls_sent": 0,
+            "cache_hits": 0,
+            "tokens_in": 0,
+            "tokens_out": 0,
+            "usd": 0.0,
+            "usd_unknown_calls": 0,
+        }
     )
     if runtime is not None and runtime.price is not None and runtime.price.as_of:
         cost["prices_as_of"] = runtime.price.as_of
@@ -230,8 +248,14 @@ def build_result(
         "metric_summaries": metric_summaries,
     }
     base = Result.from_columns(
-        "judge", ids, values, statuses=statuses, details=details, aggregates=aggregates,
-        metadata=metadata, warnings=list(warnings),
+        "judge",
+        ids,
+        values,
+        statuses=statuses,
+        details=details,
+        aggregates=aggregates,
+        metadata=metadata,
+        warnings=list(warnings),
     )
     res = JudgeResult(
         "judge", base.samples, base.aggregates, metadata=base.metadata, warnings=base.warnings

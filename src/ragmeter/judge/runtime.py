@@ -87,7 +87,9 @@ class Ctx:
 
     def sub(self, **key_extra: Any) -> Ctx:
         """The same sample, metric and accounting, with extra cache-key fields."""
-        return Ctx(self.sample_id, self.metric, self.repeat, self.stats, {**self.key_extra, **key_extra})
+        return Ctx(
+            self.sample_id, self.metric, self.repeat, self.stats, {**self.key_extra, **key_extra}
+        )
 
 
 @dataclass(frozen=True)
@@ -257,7 +259,9 @@ class JudgeRuntime:
         return meta
 
     # -- the public call -------------------------------------------------------------------
-    def base_params(self, max_tokens: int, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def base_params(
+        self, max_tokens: int, extra: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
         cfg = self.config
         params: dict[str, Any] = {"temperature": cfg.temperature, "max_tokens": max_tokens}
         if cfg.top_p is not None:
@@ -446,7 +450,9 @@ class JudgeRuntime:
             cached_prompt_tokens=None,
             cost_usd=0.0,
             latency_ms=None,
-            status=st.OK if status == st.OK else (st.PARSE_ERROR if status == TRUNCATED else status),
+            status=st.OK
+            if status == st.OK
+            else (st.PARSE_ERROR if status == TRUNCATED else status),
         )
 
     def _semaphore(self) -> asyncio.Semaphore:
@@ -544,10 +550,14 @@ class JudgeRuntime:
         }:
             key, _ = self._key(messages, params, schema, prompt_ref, ctx, resp.sent_params)
             self.save_negotiation()
-        cost = call_cost(self.price, resp.prompt_tokens, resp.completion_tokens, resp.cached_prompt_tokens)
+        cost = call_cost(
+            self.price, resp.prompt_tokens, resp.completion_tokens, resp.cached_prompt_tokens
+        )
         self.budget.settle(reserved, cost)
         actual = (resp.prompt_tokens or 0) + (resp.completion_tokens or 0)
-        self.limiter.correct(est_in + max_tokens, actual if resp.prompt_tokens is not None else None)
+        self.limiter.correct(
+            est_in + max_tokens, actual if resp.prompt_tokens is not None else None
+        )
         ledger_status = st.PARSE_ERROR if ex.status == TRUNCATED else ex.status
         self._ledger_sent(ctx, stage, kind, attempts, resp, ledger_status, cost)
         self.cache.put(

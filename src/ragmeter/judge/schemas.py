@@ -166,8 +166,8 @@ def verdicts_spec(kind: str, n_items: int, n_contexts: int | None = None) -> Out
     """Exactly one verdict per item, indices a permutation of 1…n, evidence within range.
 
     >>> spec = verdicts_spec("faithfulness", 4, n_contexts=2)
-    >>> obj = spec.model.model_validate({"verdicts": [
-    ...     {"index": i, "verdict": "supported", "evidence": [1], "reason": ""} for i in (1, 2, 3)]})
+    >>> v = [{"index": i, "verdict": "supported", "evidence": [1], "reason": ""} for i in (1, 2, 3)]
+    >>> obj = spec.model.model_validate({"verdicts": v})
     >>> spec.check(obj)
     ['verdict count 3 != statements 4']
     """
@@ -179,12 +179,18 @@ def verdicts_spec(kind: str, n_items: int, n_contexts: int | None = None) -> Out
             return [f"verdict count {len(verdicts)} != {noun} {n_items}"]
         idx = sorted(v.index for v in verdicts)
         if idx != list(range(1, n_items + 1)):
-            return [f"verdict indices {[v.index for v in verdicts]} are not a permutation of 1..{n_items}"]
+            return [
+                f"verdict indices {[v.index for v in verdicts]} "
+                f"are not a permutation of 1..{n_items}"
+            ]
         if n_contexts is not None:
             for v in verdicts:
                 bad = [e for e in getattr(v, "evidence", ()) if not 1 <= e <= n_contexts]
                 if bad:
-                    return [f"verdict {v.index}: evidence {bad[0]} is not a context number 1..{n_contexts}"]
+                    return [
+                        f"verdict {v.index}: evidence {bad[0]} "
+                        f"is not a context number 1..{n_contexts}"
+                    ]
         return []
 
     schema = _obj(
@@ -219,8 +225,9 @@ def claims_spec(max_items: int = 100) -> OutputSpec:
     """Claim lists and 1-based matches, each index in range and used at most once (§10.1).
 
     >>> spec = claims_spec()
-    >>> obj = spec.model.model_validate({"reference_claims": ["a", "b"], "answer_claims": ["a"],
-    ...     "matches": [{"reference": 1, "answer": 1}, {"reference": 2, "answer": 1}], "reason": ""})
+    >>> m = [{"reference": 1, "answer": 1}, {"reference": 2, "answer": 1}]
+    >>> obj = spec.model.model_validate(
+    ...     {"reference_claims": ["a", "b"], "answer_claims": ["a"], "matches": m, "reason": ""})
     >>> spec.check(obj)
     ['answer claim 1 is matched twice']
     """
@@ -347,7 +354,4 @@ def rubric_steps_spec() -> OutputSpec:
             return ["a step is blank"]
         return []
 
-    return OutputSpec(
-        "ragmeter_rubric_steps", _obj({"steps": _strings(1, 10)}), RubricSteps, check
-    )
-
+    return OutputSpec("ragmeter_rubric_steps", _obj({"steps": _strings(1, 10)}), RubricSteps, check)

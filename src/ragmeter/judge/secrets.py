@@ -15,7 +15,9 @@ __all__ = ["MASK", "Redactor", "clean_url", "endpoint_id"]
 
 MASK = "***"
 
-_AUTH_HEADER = re.compile(r"(?i)(authorization|api[-_]?key|x-api-key)(\s*[:=]\s*)([^\s,;'\"]+(?:\s+[^\s,;'\"]+)?)")
+_AUTH_HEADER = re.compile(
+    r"(?i)(authorization|api[-_]?key|x-api-key)(\s*[:=]\s*)([^\s,;'\"]+(?:\s+[^\s,;'\"]+)?)"
+)
 _BEARER = re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]+")
 _SK = re.compile(r"\bsk-[A-Za-z0-9_-]{8,}")
 

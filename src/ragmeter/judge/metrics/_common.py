@@ -53,9 +53,17 @@ class Outcome:
         return st.OK
 
 
-def single(name: str, status: str, detail: str | None = None, value: float | None = None,
-           explanation: Any = None, **fields: Any) -> Outcome:
-    return Outcome({name: Part(status, detail, value if status == st.OK else None)}, explanation, fields)
+def single(
+    name: str,
+    status: str,
+    detail: str | None = None,
+    value: float | None = None,
+    explanation: Any = None,
+    **fields: Any,
+) -> Outcome:
+    return Outcome(
+        {name: Part(status, detail, value if status == st.OK else None)}, explanation, fields
+    )
 
 
 @dataclass

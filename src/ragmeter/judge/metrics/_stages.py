@@ -45,7 +45,11 @@ def context_groups(
     prompt = prompts.get(prompt_id)
     base = estimate_prompt_tokens(
         prompt.render(
-            {**values, "contexts": prompts.Raw(""), "statements": prompts.numbered("statement", statements)}
+            {
+                **values,
+                "contexts": prompts.Raw(""),
+                "statements": prompts.numbered("statement", statements),
+            }
         )
     )
     groups: list[range] = []
@@ -111,7 +115,10 @@ def _spec(kind: str, n: int, group: range) -> Any:
         for v in obj.verdicts:
             bad = [e for e in v.evidence if e < lo]
             if bad:
-                return [f"verdict {v.index}: evidence {bad[0]} is not a context number {lo}..{group.stop}"]
+                return [
+                    f"verdict {v.index}: evidence {bad[0]} "
+                    f"is not a context number {lo}..{group.stop}"
+                ]
         return []
 
     from dataclasses import replace

@@ -74,7 +74,10 @@ async def judge_answer_relevance(
         noncommittal = False
         for i in range(n):
             out = await rt.call(
-                prompt, {"answer": sample.answer, "n": 1}, questions_spec(1), ctx.sub(independent=i),
+                prompt,
+                {"answer": sample.answer, "n": 1},
+                questions_spec(1),
+                ctx.sub(independent=i),
                 items=1,
             )
             if not out.ok:
@@ -82,7 +85,9 @@ async def judge_answer_relevance(
             questions.extend(out.value.questions)
             noncommittal = noncommittal or out.value.noncommittal
     else:
-        out = await rt.call(prompt, {"answer": sample.answer, "n": n}, questions_spec(n), ctx, items=n)
+        out = await rt.call(
+            prompt, {"answer": sample.answer, "n": n}, questions_spec(n), ctx, items=n
+        )
         if not out.ok:
             return single(NAME, out.status, out.detail)
         questions = list(out.value.questions)

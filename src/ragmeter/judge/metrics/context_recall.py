@@ -42,8 +42,13 @@ async def recall_stages(
         if not contexts:
             return st.OK, "no contexts", 0.0, {"statements": statements, "verdicts": []}
         per_statement = await verify(
-            rt, "context_recall.attribute", "attribution", {"question": question}, contexts,
-            statements, ctx,
+            rt,
+            "context_recall.attribute",
+            "attribution",
+            {"question": question},
+            contexts,
+            statements,
+            ctx,
         )
     except Stop as stop:
         return stop.status, stop.detail, None, None
@@ -62,7 +67,9 @@ async def recall_stages(
     )
 
 
-async def judge_context_recall(rt: JudgeRuntime, sample: Sample, ctx: Ctx, opts: Options) -> Outcome:
+async def judge_context_recall(
+    rt: JudgeRuntime, sample: Sample, ctx: Ctx, opts: Options
+) -> Outcome:
     status, detail, value, expl = await recall_stages(
         rt, sample.question or "", sample.reference, texts(sample.contexts), ctx
     )

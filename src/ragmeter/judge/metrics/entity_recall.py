@@ -56,9 +56,11 @@ def entity_recall(
     >>> round(entity_recall(reference=re_, contexts=["Taj Mahal", "Agra", "Shah Jahan",
     ...     "Mumtaz Mahal", "India"]), 4)
     0.6667
-    >>> entity_recall(reference=["Taj Mahal", "Agra"], contexts=["taj mahal", "Agra"]), \\
-    ...     entity_recall(reference=["Taj Mahal", "Agra"], contexts=["taj mahal", "Agra"], match="exact")
-    (1.0, 0.5)
+    >>> ref, ctx = ["Taj Mahal", "Agra"], ["taj mahal", "Agra"]
+    >>> entity_recall(reference=ref, contexts=ctx)
+    1.0
+    >>> entity_recall(reference=ref, contexts=ctx, match="exact")
+    0.5
     """
     if match not in ("normalized", "exact"):
         raise ValueError(f"match {match!r} (expected normalized or exact)")
@@ -89,10 +91,15 @@ async def judge_entity_recall(rt: JudgeRuntime, sample: Sample, ctx: Ctx, opts: 
             normalize_entity(e) if opts.entity_match == "normalized" else e for e in ref_entities
         } - {""}
         if not ref_set:
-            return single(NAME, st.NO_CLAIMS, "no reference entities", explanation={"reference_entities": []})
+            return single(
+                NAME, st.NO_CLAIMS, "no reference entities", explanation={"reference_entities": []}
+            )
         if not chunks:
             return single(
-                NAME, st.OK, "no contexts", 0.0,
+                NAME,
+                st.OK,
+                "no contexts",
+                0.0,
                 {"reference_entities": ref_entities, "context_entities": []},
             )
         if opts.per_chunk:
@@ -105,6 +112,9 @@ async def judge_entity_recall(rt: JudgeRuntime, sample: Sample, ctx: Ctx, opts: 
         return single(NAME, stop.status, stop.detail)
     value = entity_recall(reference=ref_entities, contexts=ctx_entities, match=opts.entity_match)
     return single(
-        NAME, st.OK, None, value,
+        NAME,
+        st.OK,
+        None,
+        value,
         {"reference_entities": ref_entities, "context_entities": ctx_entities},
     )

@@ -43,8 +43,10 @@ def faithfulness_scores(*, verdicts: Sequence[str]) -> tuple[float, float]:
 def combine_verdicts(group_verdicts: Sequence[str]) -> str:
     """One statement's verdict over context groups: any support wins, then any contradiction.
 
-    >>> combine_verdicts(["not_found", "contradicted"]), combine_verdicts(["contradicted", "supported"])
-    ('contradicted', 'supported')
+    >>> combine_verdicts(["not_found", "contradicted"])
+    'contradicted'
+    >>> combine_verdicts(["contradicted", "supported"])
+    'supported'
     """
     if "supported" in group_verdicts:
         return "supported"
@@ -85,6 +87,9 @@ async def judge_faithfulness(rt: JudgeRuntime, sample: Sample, ctx: Ctx, opts: O
         verdicts.append({"index": i, "verdict": v, "evidence": evidence})
     faith, contra = faithfulness_scores(verdicts=final)
     return Outcome(
-        {"faithfulness": Part(st.OK, None, faith), "faithfulness_contradiction_rate": Part(st.OK, None, contra)},
+        {
+            "faithfulness": Part(st.OK, None, faith),
+            "faithfulness_contradiction_rate": Part(st.OK, None, contra),
+        },
         {"statements": statements, "verdicts": verdicts},
     )

@@ -27,12 +27,19 @@ async def judge_retrieval(
         reference = sample.reference
         missing = "empty reference answer"
     else:
-        reference = "\n".join(texts(sample.reference_contexts)) if sample.reference_contexts else None
+        reference = (
+            "\n".join(texts(sample.reference_contexts)) if sample.reference_contexts else None
+        )
         missing = "no reference contexts"
     if reference is None or not reference.strip():
         return Outcome({n: Part(st.NO_CLAIMS, missing) for n in names})
     question = sample.question or ""
-    r_status, r_detail, r_value, r_expl = await recall_stages(rt, question, reference, chunks, ctx)
+    # separate accounting per part: graphrag-eval reports <key>_cost for recall and precision
+    r_ctx = Ctx(ctx.sample_id, ctx.metric, ctx.repeat, key_extra=ctx.key_extra)
+    p_ctx = Ctx(ctx.sample_id, ctx.metric, ctx.repeat, key_extra=ctx.key_extra)
+    r_status, r_detail, r_value, r_expl = await recall_stages(
+        rt, question, reference, chunks, r_ctx
+    )
     recall = Part(r_status, r_detail, r_value)
     p_expl = None
     if not chunks:
@@ -44,10 +51,12 @@ async def judge_retrieval(
                 "context_precision.usefulness",
                 {"question": question, "reference": reference},
                 chunks,
-                ctx,
+                p_ctx,
                 per_chunk=opts.per_chunk,
             )
-            precision = Part(st.OK, None, average_precision(useful=[bool(v["useful"]) for v in verdicts]))
+            precision = Part(
+                st.OK, None, average_precision(useful=[bool(v["useful"]) for v in verdicts])
+            )
             p_expl = {"verdicts": verdicts}
         except Stop as stop:
             precision = Part(stop.status, stop.detail)
@@ -56,7 +65,18 @@ async def judge_retrieval(
     else:
         bad = recall if recall.status != st.OK else precision
         f1 = Part(bad.status, bad.detail)
+    ctx.stats.merge(r_ctx.stats)
+    ctx.stats.merge(p_ctx.stats)
+    known = rt.price is not None
+    r_cost = r_ctx.stats.cost_usd if known else None
+    p_cost = p_ctx.stats.cost_usd if known else None
+    fields = {
+        f"{names[0]}_cost": r_cost,
+        f"{names[1]}_cost": p_cost,
+        f"{names[2]}_cost": None if r_cost is None or p_cost is None else r_cost + p_cost,
+    }
     return Outcome(
         {names[0]: recall, names[1]: precision, names[2]: f1},
         {"recall": r_expl, "precision": p_expl},
+        fields,
     )

@@ -40,14 +40,18 @@ def rubric_value(*, score: float, scale: tuple[int, int]) -> float:
     return (score - lo) / (hi - lo)
 
 
-def logprob_weighted_score(logprobs: Sequence[Mapping[str, Any]] | None, scale: tuple[int, int]) -> float | None:
+def logprob_weighted_score(
+    logprobs: Sequence[Mapping[str, Any]] | None, scale: tuple[int, int]
+) -> float | None:
     """Σ p·s / Σ p over the integer alternatives in the scale at the first token after
     ``"score":``; ``None`` when that token or its alternatives are not available.
 
     >>> lp = [{"token": '{"findings": [], "score":', "logprob": 0.0, "top_logprobs": []},
     ...       {"token": " 4", "logprob": math.log(0.7), "top_logprobs": [
-    ...           {"token": " 4", "logprob": math.log(0.7)}, {"token": " 5", "logprob": math.log(0.2)},
-    ...           {"token": " 3", "logprob": math.log(0.1)}, {"token": " x", "logprob": -9.0}]}]
+    ...           {"token": " 4", "logprob": math.log(0.7)},
+    ...           {"token": " 5", "logprob": math.log(0.2)},
+    ...           {"token": " 3", "logprob": math.log(0.1)},
+    ...           {"token": " x", "logprob": -9.0}]}]
     >>> round(logprob_weighted_score(lp, (1, 5)), 6)
     4.1
     """
