@@ -443,3 +443,47 @@ def test_rate_limit_halves_the_rate_then_recovers():
 
     asyncio.run(go())
     assert clock.sleeps == [pytest.approx(5.0)]
+
+
+def test_library_entry_point_for_the_runner(fake, tmp_path, monkeypatch):
+    """The runner passes dict records, its judge: block and tasks.judge's budget."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-SENTINEL-7f3a")
+    block = {"base_url": fake.url, "model": "judge-test-model", "cache": str(tmp_path / "c.sqlite")}
+    records = [
+        {
+            "id": "a",
+            "question": "Q?",
+            "answer": "Paris.",
+            "reference": "Paris.",
+            "contexts": ["Paris."],
+        },
+        {
+            "user_input": "Q2?",
+            "response": "Rome.",
+            "ground_truth": "Rome.",
+            "retrieved_contexts": [],
+        },
+    ]
+    res = rj.evaluate(
+        records, ["answer_correctness", "faithfulness"], config=block, max_cost_usd=1.0
+    )
+    assert res.values("answer_correctness") == {"a": 1.0, "2": 1.0}
+    assert res.metadata["judge"]["model"] == "judge-test-model"
+    assert res.summary_json()["cost"]["per_metric"]["faithfulness"]["calls_sent"] == 3
+    # the Result round-trips through the store's serialisation unchanged
+    from ragmeter.result import Result
+
+    back = Result.from_json(res.to_json())
+    assert back.samples.equals(res.samples) and back.summary == res.summary
+
+
+def test_default_metric_set_without_endpoint():
+    res = rj.evaluate([{"question": "Q", "answer": "A", "reference": "R", "contexts": ["c"]}])
+    assert set(res.summary) == {
+        "answer_relevance",
+        "faithfulness",
+        "faithfulness_contradiction_rate",
+        "context_precision",
+        "context_recall",
+    }
+    assert set(res.samples.column("status").to_pylist()) == {"needs_llm"}

@@ -210,10 +210,11 @@ def combine_repeats(
 
 
 async def aevaluate(
-    samples: Sequence[Sample],
-    metrics: Iterable[str],
+    samples: Sequence[Sample | Mapping[str, Any]],
+    metrics: Iterable[str] | None = None,
     *,
-    config: JudgeConfig | None = None,
+    config: JudgeConfig | Mapping[str, Any] | None = None,
+    max_cost_usd: float | None = None,
     client: Any = None,
     cache: Any = None,
     embedder: Any = None,
@@ -227,8 +228,26 @@ async def aevaluate(
     run_id: str | None = None,
     ledger: Any = None,
 ) -> JudgeResult:
-    """Judge ``samples`` on ``metrics``; see :func:`ragmeter.judge.evaluate`."""
-    config = config if config is not None else resolve_config()
+    """Judge ``samples`` on ``metrics``; see :func:`evaluate`."""
+    if config is None:
+        config = resolve_config()
+    elif not isinstance(config, JudgeConfig):
+        config = resolve_config(block=config)  # a runner's judge: block; env still applies (§1)
+    if max_cost_usd is not None:
+        import dataclasses
+
+        config = dataclasses.replace(config, max_cost_usd=max_cost_usd)
+    if any(not isinstance(s, Sample) for s in samples):
+        from ragmeter.io.judge import sample_from_record
+
+        samples = [
+            s if isinstance(s, Sample) else sample_from_record(s, default_id=str(i))
+            for i, s in enumerate(samples, start=1)
+        ]
+    if metrics is None:
+        from ragmeter import registry
+
+        metrics = [m.name for m in registry.get_task("judge").metrics if m.default]
     plan = plan_metrics(metrics, config.rubrics)
     run_id = run_id or uuid.uuid4().hex[:12]
     ids = [s.id for s in samples]
@@ -423,8 +442,35 @@ async def _run(
     return results
 
 
-def evaluate(samples: Sequence[Sample], metrics: Iterable[str], **kwargs: Any) -> JudgeResult:
-    """Synchronous :func:`aevaluate` (a private loop in a worker thread inside notebooks)."""
+def evaluate(
+    samples: Sequence[Sample | Mapping[str, Any]],
+    metrics: Iterable[str] | None = None,
+    **kwargs: Any,
+) -> JudgeResult:
+    """Judge ``samples`` on ``metrics`` and return a :class:`~ragmeter.judge.result.JudgeResult`.
+
+    Parameters
+    ----------
+    samples : list of Sample or dict
+        Dicts use the input keys of judge.md §12 (``id``, ``question``, ``answer``,
+        ``reference``, ``contexts``, ``reference_contexts``, ``template_id`` and the known
+        aliases); ids default to the 1-based position.
+    metrics : list of str, optional
+        Metric names of the ``judge`` task (aliases and ``rubric:<name>`` accepted); default:
+        the task's default set (faithfulness, answer relevance, context precision and recall).
+    config : JudgeConfig or dict, optional
+        A resolved configuration, or a raw ``judge:`` block (the environment still overrides
+        it, judge.md §1). Default: the environment alone.
+    max_cost_usd : float, optional
+        The budget of ``tasks.judge`` / ``--max-cost``.
+    no_claims_as, refresh_cache, retry_errors, embedder, client, cache, clock
+        As the command line's options; ``client``, ``cache``, ``clock`` and ``embedder`` are
+        injectable for tests and embedding applications.
+
+    Without a configured judge nothing is sent and every LLM metric is ``needs_llm``, with the
+    one-line hint in ``result.warnings``. Synchronous callers inside a running event loop
+    (notebooks) get a private loop in a worker thread.
+    """
     from ragmeter.judge.client import run_sync
 
     return run_sync(aevaluate(samples, metrics, **kwargs))

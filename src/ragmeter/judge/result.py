@@ -70,11 +70,10 @@ class JudgeResult(Result):
             }
             if agg.reason:
                 metrics[name]["reason"] = agg.reason
-        out = {
-            "metrics": metrics,
-            "judge": self.metadata.get("judge"),
-            "cost": self.metadata.get("cost"),
-        }
+        cost = dict(self.metadata.get("cost") or {})
+        if self.metadata.get("cost_per_metric"):
+            cost["per_metric"] = self.metadata["cost_per_metric"]
+        out = {"metrics": metrics, "judge": self.metadata.get("judge"), "cost": cost}
         if self.metadata.get("no_claims_as") is not None:
             out["no_claims_as"] = self.metadata["no_claims_as"]
         if self.metadata.get("rubric_steps"):
