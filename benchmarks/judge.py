@@ -41,7 +41,7 @@ def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     return proc, url
 
 
-def one_run(url: str, n: int, *, ledger: bool, tag: str) -> float:
+def one_run(url: str, n: int, *, ledger: bool, tag: str) -> tuple[float, float]:
     import ragmeter.judge as rj
     from ragmeter.judge.config import resolve_config
     from ragmeter.judge.ledger import Ledger
@@ -61,13 +61,14 @@ def one_run(url: str, n: int, *, ledger: bool, tag: str) -> float:
             for i in range(n)
         ]
         led = None if ledger else Ledger(tag, sink=None, enabled=False)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         res = asyncio.run(rj.aevaluate(samples, ["answer_correctness"], config=cfg, ledger=led))
-        dt = time.perf_counter() - t0
+        dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     counts = dict(res.aggregates["answer_correctness"].status_counts)
     assert counts == {"ok": n}, counts
     assert res.metadata["cost"]["calls_sent"] == n
-    return dt
+    assert len(res.ledger_rows) == (n if ledger else 0)
+    return dt, cpu
 
 
 def main() -> None:
@@ -75,7 +76,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--samples", type=int, default=400)
-    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--latency", type=float, default=0.02)
     args = p.parse_args()
     proc, url = start_server(args.latency)
@@ -83,20 +84,35 @@ def main() -> None:
         one_run(url, 40, ledger=True, tag="warmup")  # imports, connection pool, first requests
         with_ledger, without = [], []
         for r in range(args.repeats):
-            with_ledger.append(one_run(url, args.samples, ledger=True, tag=f"on{r}"))
-            without.append(one_run(url, args.samples, ledger=False, tag=f"off{r}"))
+            # alternate the order so that drift in machine load hits both sides alike
+            order = (True, False) if r % 2 == 0 else (False, True)
+            for on in order:
+                t = one_run(url, args.samples, ledger=on, tag=f"{'on' if on else 'off'}{r}")
+                (with_ledger if on else without).append(t)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    on, off = statistics.median(with_ledger), statistics.median(without)
     n = args.samples
+    on_wall = statistics.median(t for t, _ in with_ledger)
+    off_wall = statistics.median(t for t, _ in without)
+    on_cpu = statistics.median(c for _, c in with_ledger)
+    off_cpu = statistics.median(c for _, c in without)
     print(
         f"loopback endpoint, {args.latency * 1000:.0f} ms latency, concurrency 8 (default), "
-        f"{n} samples × answer_correctness (1 call each), {args.repeats} runs each, medians"
+        f"{n} samples x answer_correctness (1 call each), {args.repeats} runs each, medians"
     )
-    print(f"with ledger:     {on:.3f} s  ({n / on:.1f} samples/s)")
-    print(f"without ledger:  {off:.3f} s  ({n / off:.1f} samples/s)")
-    print(f"ratio with/without: {on / off:.3f}  (ledger overhead {100 * (on / off - 1):+.1f} %)")
+    print(
+        f"with ledger:     {on_wall:.3f} s wall ({n / on_wall:.1f} samples/s), {on_cpu:.3f} s CPU"
+    )
+    print(
+        f"without ledger:  {off_wall:.3f} s wall ({n / off_wall:.1f} samples/s), "
+        f"{off_cpu:.3f} s CPU"
+    )
+    print(
+        f"ratio with/without: wall {on_wall / off_wall:.3f} "
+        f"(overhead {100 * (on_wall / off_wall - 1):+.1f} %), "
+        f"CPU {on_cpu / off_cpu:.3f} (overhead {100 * (on_cpu / off_cpu - 1):+.1f} %)"
+    )
     print(f"ideal at this latency and concurrency: {8 / args.latency:.0f} samples/s")
 
 

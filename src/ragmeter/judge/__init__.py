@@ -50,7 +50,12 @@ _LAZY: dict[str, tuple[str, str]] = {
 __all__ = sorted(_LAZY)
 
 
+_SUBMODULES = frozenset({"metrics", "prompts", "adapters", "cache", "client", "config", "ledger"})
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"ragmeter.judge.{name}")
     try:
         module, attr = _LAZY[name]
     except KeyError:
