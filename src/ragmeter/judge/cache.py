@@ -13,6 +13,7 @@ import json
 import os
 import sqlite3
 import time
+import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,6 +85,15 @@ _LEDGER_SQL = (
     f"INSERT INTO judge_ledger ({', '.join(_LEDGER_COLS)}) "
     f"VALUES ({', '.join('?' for _ in _LEDGER_COLS)})"
 )
+
+
+def _final_commit(db: sqlite3.Connection) -> None:
+    try:
+        if db.in_transaction:
+            db.execute("COMMIT")
+        db.close()
+    except sqlite3.Error:
+        pass
 
 
 def canonical_json(obj: Any) -> bytes:
@@ -169,6 +179,9 @@ class JudgeCache:
         self._in_tx = False
         self._pending = 0
         self._last_commit = time.monotonic()
+        # ledger rows of cache hits are committed in batches: commit what is left when the
+        # cache is dropped or the interpreter exits without close()
+        self._finalizer = weakref.finalize(self, _final_commit, self.db)
 
     # -- transactions: a reply is committed at once; ledger rows of cache hits in batches --
     def _begin(self) -> None:
@@ -187,6 +200,7 @@ class JudgeCache:
         try:
             self.commit()
         finally:
+            self._finalizer.detach()
             self.db.close()
 
     # -- entries -----------------------------------------------------------------------------

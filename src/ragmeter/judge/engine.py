@@ -313,6 +313,12 @@ async def aevaluate(
             rt, samples, plan, opts, config.repeats, resume or {}, on_outcome, on_progress
         )
         rubric_steps = {k: list(v) for k, v in opts.rubric_steps.items()}
+        embedder_meta = None
+        if opts.embedder is not None and callable(getattr(opts.embedder, "metadata", None)):
+            try:
+                embedder_meta = opts.embedder.metadata()
+            except Exception:  # metadata is informative only
+                embedder_meta = None
         if not rt.negotiation.temperature and config.temperature is not None:
             warnings.append(
                 "the endpoint rejected temperature; results may vary between runs "
@@ -329,6 +335,7 @@ async def aevaluate(
             no_claims_as=no_claims_as,
             warnings=warnings,
             rubric_steps=rubric_steps,
+            embedder=embedder_meta,
         )
     finally:
         if own_cache:

@@ -101,6 +101,7 @@ def build_result(
     skipped: str | None = None,
     warnings: Sequence[str] = (),
     rubric_steps: Mapping[str, Sequence[str]] | None = None,
+    embedder: Mapping[str, Any] | None = None,
 ) -> JudgeResult:
     from ragmeter.judge.engine import combine_repeats
     from ragmeter.judge.runtime import CallStats
@@ -246,6 +247,8 @@ def build_result(
         "rubric_steps": {k: list(v) for k, v in (rubric_steps or {}).items()},
         "metric_summaries": metric_summaries,
     }
+    if embedder is not None:
+        metadata["embedder"] = dict(embedder)
     base = Result.from_columns(
         "judge",
         ids,
