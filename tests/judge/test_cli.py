@@ -751,3 +751,56 @@ def test_graphrag_format_invalid_retrieval_output_and_reference_join(tmp_path, j
     assert "retrieval_answer_f1" not in step
     assert fake.requests == []
     assert rec["question_text"] == "List all transformers within Substation OSLO"
+
+
+def test_interrupt_exits_130_and_keeps_finished_work(tmp_path, fake):
+    n = 6
+    inp = write_jsonl(tmp_path / "in.jsonl", samples(n))
+    cache = tmp_path / "cache.sqlite"
+    per = tmp_path / "per.jsonl"
+    args = [
+        sys.executable,
+        "-m",
+        "ragmeter",
+        "judge",
+        str(inp),
+        "-m",
+        "answer_correctness",
+        "--cache",
+        str(cache),
+        "--per-sample",
+        str(per),
+        "--concurrency",
+        "1",
+    ]
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO / "src"),
+        "RAGMETER_LLM_BASE_URL": fake.url,
+        "RAGMETER_LLM_MODEL": "judge-test-model",
+        "OPENAI_API_KEY": SENTINEL_KEY,
+    }
+    fake.hold(after=3)
+    proc = subprocess.Popen(
+        args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while cache_entries(cache) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        fake.release()
+    assert proc.returncode == 130, err
+    assert err.decode().strip().splitlines()[-1] == (
+        f"ragmeter judge: interrupted; finished calls are in the cache; finished samples in "
+        f"{tmp_path / 'per.jsonl.partial.jsonl'}"
+    )
+    assert not per.exists()  # no half-written output
+    partial = tmp_path / "per.jsonl.partial.jsonl"
+    assert {json.loads(x)["id"] for x in partial.read_text().splitlines()} == {"q0", "q1", "q2"}
+    assert cache_entries(cache) == 3

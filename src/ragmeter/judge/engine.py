@@ -307,8 +307,6 @@ async def aevaluate(
             opts.embedder = embedder
             if embedder is None:
                 warnings.append(EMBEDDER_HINT)
-        if config.temperature is not None and config.temperature > 0 and config.repeats == 1:
-            pass
         results = await _run(
             rt, samples, plan, opts, config.repeats, resume or {}, on_outcome, on_progress
         )

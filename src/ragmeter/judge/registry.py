@@ -23,14 +23,23 @@ _LLM = frozenset({"llm"})
 _LLM_EMB = frozenset({"llm", "embeddings"})
 
 
+_CITATIONS = {
+    "graphrag-eval 6": "Ontotext-AD/graphrag-eval 6.x; ragmeter counts the claim lists",
+    "RAGAS": "Es et al. 2023, RAGAS (vibrantlabsai/ragas); ragmeter's own prompts",
+    "DeepEval": "confident-ai/deepeval faithfulness (contradiction view); ragmeter's own prompts",
+    "G-Eval": "Liu et al. 2023, G-Eval; fixed steps, ragmeter's own prompts",
+}
+
+
 def _m(name: str, summary: str, reference: str, **kw) -> MetricDef:
     kw.setdefault("needs", _LLM)
     kw.setdefault("extra", "llm")
+    kw.setdefault("citation", _CITATIONS[reference])
     return MetricDef("judge", name, summary, reference, **kw)
 
 
-_GRAPHRAG = "graphrag-eval 6 (Ontotext-AD/graphrag-eval), claims counted by ragmeter"
-_RAGAS = "RAGAS (vibrantlabsai/ragas) definition, ragmeter prompts"
+_GRAPHRAG = "graphrag-eval 6"
+_RAGAS = "RAGAS"
 
 _METRICS = (
     _m(
@@ -56,7 +65,7 @@ _METRICS = (
     _m(
         "answer_relevance",
         "mean cosine between the question and N questions generated from the answer (MiniLM)",
-        _RAGAS + " (response relevancy, noncommittal answers score 0)",
+        _RAGAS,
         aliases=("answer_relevancy", "response_relevancy"),
         range=(-1.0, 1.0),
         formula="0 if noncommittal else (1/N) Σ cos(e(q), e(q_i))",
@@ -73,14 +82,14 @@ _METRICS = (
     _m(
         "faithfulness_contradiction_rate",
         "share of the answer's statements contradicted by the retrieved contexts",
-        "DeepEval contradiction view (confident-ai/deepeval), ragmeter prompts",
+        "DeepEval",
         direction="lower",
         formula="#contradicted / #statements",
     ),
     _m(
         "context_precision",
         "average precision of the retrieved chunks judged useful for the reference answer",
-        _RAGAS + " (LLM context precision with reference, no 1e-10 term)",
+        _RAGAS,
         aliases=("llm_context_precision_with_reference",),
         formula="Σ_k v_k·P@k / Σ_k v_k (0 when no chunk is useful)",
         default=True,
@@ -88,13 +97,13 @@ _METRICS = (
     _m(
         "context_utilization",
         "average precision of the retrieved chunks judged useful for the generated answer",
-        _RAGAS + " (context utilization)",
+        _RAGAS,
         formula="Σ_k v_k·P@k / Σ_k v_k, usefulness judged against the answer",
     ),
     _m(
         "context_recall",
         "share of reference statements attributable to the retrieved contexts",
-        _RAGAS + " (LLM context recall)",
+        _RAGAS,
         aliases=("llm_context_recall",),
         formula="#attributed / #reference statements",
         default=True,
@@ -102,7 +111,7 @@ _METRICS = (
     _m(
         "context_entity_recall",
         "share of the reference's named entities also found in the retrieved contexts",
-        _RAGAS + " (context entity recall; normalised matching by default)",
+        _RAGAS,
         formula="|RE ∩ RCE| / |RE|",
         params=(Param("match", "str", "normalized", "normalized | exact"),),
     ),
@@ -141,7 +150,7 @@ _METRICS = (
     _m(
         "rubric",
         "G-Eval-like rubric score with fixed steps, normalised to [0, 1] (rubric:<name>)",
-        "G-Eval (Liu et al. 2023) with fixed steps; ragmeter prompts",
+        "G-Eval",
         formula="(score − min)/(max − min); logprob-weighted when configured",
         params=(Param("name", "str", None, "the rubric's name in the judge configuration"),),
     ),

@@ -3,7 +3,8 @@
 The per-sample table has one row per sample × output metric (``answer_correctness``,
 ``answer_recall``, …) with the value, the status and a detail: the reason for a non-``ok``
 row, and for the headline row of an ``ok`` sample a JSON object with the judge's explanation,
-the companion keys, the spread over repeats and the sample's cost. Aggregates are means over
+the companion keys and the spread over repeats (not the run's accounting, so that a cached
+re-run gives an identical table; calls and cost are in the records). Aggregates are means over
 ``ok`` samples (``--no-claims-as`` folds ``no_claims`` in); ``judge`` and ``cost`` are
 metadata. :attr:`JudgeResult.records` are the ``--per-sample`` lines.
 """
