@@ -487,3 +487,14 @@ def test_default_metric_set_without_endpoint():
         "context_recall",
     }
     assert set(res.samples.column("status").to_pylist()) == {"needs_llm"}
+
+
+def test_sync_api_inside_a_running_event_loop(fake, make_config):
+    """Notebooks: the sync API runs on a private loop in a worker thread, no nest_asyncio."""
+    cfg = make_config()
+
+    async def notebook_cell():
+        return rj.evaluate([ac_sample("ok")], ["answer_correctness"], config=cfg)
+
+    res = asyncio.run(notebook_cell())
+    assert res.values("answer_correctness") == {"q": 1.0}

@@ -128,6 +128,7 @@ def make_client(config: JudgeConfig, negotiation: Mapping[str, Any] | None = Non
             structured=config.structured,
             extra_params=config.extra_params,
             redactor=redactor,
+            negotiation=negotiation,
         )
     from ragmeter.judge.client import OpenAIJudgeClient
 

@@ -48,6 +48,7 @@ class LiteLLMJudgeClient:
         structured: str = "auto",
         extra_params: Mapping[str, Any] | None = None,
         redactor: Redactor | None = None,
+        negotiation: Mapping[str, Any] | None = None,
     ) -> None:
         self._litellm = import_litellm()
         self.model = model
@@ -55,7 +56,7 @@ class LiteLLMJudgeClient:
         self.base_url = base_url
         self._api_key = api_key
         self.timeout_s = timeout_s
-        self.negotiation = Negotiation.start(structured)
+        self.negotiation = Negotiation.start(structured, negotiation)
         self.extra_params = dict(extra_params or {})
         self.redact = redactor or Redactor([api_key])
 
