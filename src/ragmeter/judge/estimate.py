@@ -445,7 +445,9 @@ def _calls(m: MetricEstimate) -> str:
 def _usd(m: MetricEstimate) -> str:
     if m.usd_lo is None:
         return "unknown"
-    lo, hi = f"{m.usd_lo:.2f}", f"{(m.usd_hi or 0):.2f}"
+    hi_v = m.usd_hi or 0.0
+    digits = 2 if hi_v >= 0.1 else 6  # small runs still show what they cost
+    lo, hi = f"{m.usd_lo:.{digits}f}", f"{hi_v:.{digits}f}"
     return lo if lo == hi else f"{lo}-{hi}"
 
 
