@@ -112,8 +112,13 @@ def test_custom_correctness_prompt_uses_upstream_text_format(fake, make_config):
 
 
 def test_steps_judge_without_a_judge_is_a_usage_error():
-    with pytest.raises(UsageError, match="LLM metrics skipped"):
-        steps_judge()
+    with pytest.raises(UsageError) as exc:
+        steps_judge({"llm": {"generation": {"provider": "openai", "model": "gpt-4o-mini"}}})
+    assert str(exc.value) == (
+        "ragmeter steps: the config asks for LLM-judged keys but no LLM judge is configured "
+        "(model gpt-4o-mini, no base URL): set OPENAI_API_KEY for OpenAI's URL, or give "
+        "api_base / RAGMETER_LLM_BASE_URL for another server, and a model"
+    )
 
 
 def test_steps_judge_from_a_graphrag_config_file(fake, tmp_path, monkeypatch):

@@ -241,6 +241,29 @@ def format_correctness_prompt(template: str, question: str, reference: str, answ
 # -- the steps judge ------------------------------------------------------------------------
 
 
+def not_configured_message(config: JudgeConfig) -> str:
+    """Why the judge cannot run, for callers that asked for LLM-judged keys explicitly.
+
+    >>> print(not_configured_message(JudgeConfig(model="gpt-4o-mini")))  # doctest: +ELLIPSIS
+    the config asks for LLM-judged keys but no LLM judge is configured (model gpt-4o-mini, ...
+    """
+    from ragmeter.judge.engine import llm_installed
+
+    if config.configured and not llm_installed(config):
+        extra = "litellm" if config.is_litellm else "llm"
+        return (
+            "the config asks for LLM-judged keys but the LLM judge needs "
+            f"pip install 'ragmeter[{extra}]'"
+        )
+    where = f"base URL {config.base_url}" if config.base_url else "no base URL"
+    model = f"model {config.model}" if config.model else "no model"
+    return (
+        f"the config asks for LLM-judged keys but no LLM judge is configured ({model}, {where}): "
+        f"set {config.api_key_env} for OpenAI's URL, or give api_base / RAGMETER_LLM_BASE_URL "
+        "for another server, and a model"
+    )
+
+
 def _sample_id(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:12]
 
@@ -258,6 +281,7 @@ class StepsJudge:
         embedder: Any = None,
         clock: Any = None,
         load_embedder: bool = True,
+        command: str | None = "steps",
     ) -> None:
         from ragmeter.judge.cache import JudgeCache
         from ragmeter.judge.engine import llm_installed, make_client
@@ -265,9 +289,7 @@ class StepsJudge:
         from ragmeter.judge.runtime import JudgeRuntime
 
         if client is None and (not config.configured or not llm_installed(config)):
-            from ragmeter.judge.config import HINT, HINT_EXTRA
-
-            raise UsageError(HINT if not config.configured else HINT_EXTRA)
+            raise UsageError(not_configured_message(config), command=command)
         self.config = config
         self.correctness_prompt = correctness_prompt
         self._own_cache = cache is None
