@@ -7,8 +7,8 @@ factual accuracy and embedding similarity.
 >>> ra.tokens("北京大学", profile="squad", tokenizer="unicode")
 ['北', '京', '大', '学']
 
-The submodules: ``normalize`` and ``tokenize`` (profiles and tokenizers), ``lexical`` and
-``rouge`` (rouge-score compatible) / ``rouge_pltrdy`` (FlashRAG's pltrdy ROUGE), ``scoring``
+The submodules: ``normalizers`` and ``tokenize`` (profiles and tokenizers), ``lexical`` and
+``rouge_engine`` (rouge-score compatible) / ``rouge_pltrdy`` (FlashRAG's pltrdy ROUGE), ``scoring``
 (``score``, ``evaluate``), ``grounded`` (``ragmeter grounded``), ``factual``, ``semantic``
 (all-MiniLM-L6-v2, imported only when used) and ``registry``.
 """
@@ -19,9 +19,9 @@ from typing import Any
 
 from ragmeter.answers import grounded
 from ragmeter.answers.factual import FactualScore, factual_accuracy
-from ragmeter.answers.normalize import PROFILES, normalize
+from ragmeter.answers.normalizers import PROFILES, normalize
 from ragmeter.answers.result import AnswersResult
-from ragmeter.answers.rouge import RougeScore
+from ragmeter.answers.rouge_engine import RougeScore
 from ragmeter.answers.scoring import SampleScore, evaluate, rouge, score
 from ragmeter.answers.tokenize import answer_tokens
 

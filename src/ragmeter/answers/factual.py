@@ -17,7 +17,7 @@ from typing import Any
 
 from ragmeter import status as st
 from ragmeter.answers.lexical import contiguous
-from ragmeter.answers.normalize import check_profile, normalize
+from ragmeter.answers.normalizers import check_profile, normalize
 from ragmeter.answers.tokenize import answer_tokens
 from ragmeter.errors import InputError, UsageError
 

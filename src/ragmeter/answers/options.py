@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from ragmeter.answers.normalize import PROFILES
+from ragmeter.answers.normalizers import PROFILES
 from ragmeter.answers.registry import (
     ANSWERS_METRICS,
     GOLD_AGG,

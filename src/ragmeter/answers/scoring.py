@@ -26,9 +26,14 @@ from ragmeter.answers.lexical import (
     prf_per_gold,
     str_em_alce,
 )
-from ragmeter.answers.normalize import normalize
+from ragmeter.answers.normalizers import normalize
 from ragmeter.answers.options import Options, resolve_options
-from ragmeter.answers.rouge import RougeEngine, RougeScore, aggregate_scores, parse_rouge_type
+from ragmeter.answers.rouge_engine import (
+    RougeEngine,
+    RougeScore,
+    aggregate_scores,
+    parse_rouge_type,
+)
 from ragmeter.answers.rouge_pltrdy import UpstreamError, pltrdy_scores
 from ragmeter.answers.tokenize import has_rouge_nonascii, unicode_tokens
 from ragmeter.errors import InputError, UsageError
@@ -76,7 +81,9 @@ class SampleScorer:
         self.o = options
         self.embed = embed
         o = options
-        self.gold_metrics = [m for m in o.outputs() if m not in ("qa-similarity", "str-em-alce")]
+        self.outputs = o.outputs()
+        self.prf = o.prf
+        self.gold_metrics = [m for m in self.outputs if m not in ("qa-similarity", "str-em-alce")]
         self.rouge_types = o.rouge_types
         self.rouge_engine = None
         if self.rouge_types and o.profile != "flashrag":
@@ -89,7 +96,14 @@ class SampleScorer:
         self._pltrdy_l = "rouge-l" in self.rouge_types
         self.need_tokens = any(m in o.metrics for m in ("coverem", "f1", "precision", "recall"))
         self.need_tokens = self.need_tokens or ("acc" in o.metrics and o.profile == "squad")
-        self.check_nonascii = bool(self.rouge_engine) and o.tokenizer == "default"
+        self.check_nonascii = self.rouge_engine is not None and o.tokenizer == "default"
+        # squad ROUGE and the semantic metrics read raw text: skip normalising the prediction
+        raw_only = {*self.rouge_types, "semantic-similarity", "qa-similarity"}
+        self.need_p_norm = (
+            any(m not in raw_only for m in o.metrics)
+            or (bool(self.rouge_types) and o.profile == "ultrarag")
+            or o.empty_gold == "abstain"
+        )
 
     # -- helpers -------------------------------------------------------------------------------
     def _tokens(self, norm: str) -> list[str]:
@@ -105,7 +119,7 @@ class SampleScorer:
     ) -> SampleScore:
         o = self.o
         profile, policy = o.profile, o.empty_gold
-        p_norm = normalize(prediction, profile=profile)
+        p_norm = normalize(prediction, profile=profile) if self.need_p_norm else ""
         values: dict[str, float | None] = {}
         statuses: dict[str, str] = {}
         flags: list[str] = []
@@ -158,11 +172,14 @@ class SampleScorer:
                 values["qa-similarity"] = _cos(self.embed(q), self.embed(prediction))
             statuses["qa-similarity"] = st.OK
 
-        ordered = {m: values.get(m) for m in o.outputs()}
-        values.clear()
-        values.update(ordered)
-        for m in o.outputs():
-            statuses.setdefault(m, st.OK)
+        outputs = self.outputs
+        if list(values) != list(outputs):
+            ordered = {m: values.get(m) for m in outputs}
+            values.clear()
+            values.update(ordered)
+        for m in outputs:
+            if m not in statuses:
+                statuses[m] = st.OK
         if not any(s == st.OK for s in statuses.values()):
             out.status = next(iter(statuses.values()), st.NO_GOLD)
         return out
@@ -213,7 +230,7 @@ class SampleScorer:
             values["acc"] = _agg(fix(acc), agg["acc"])
         if "coverem" in metrics:
             values["coverem"] = _agg(fix(coverem_per_gold(profile, p_tok, g_toks)), agg["coverem"])
-        if o.prf:
+        if self.prf:
             prf = prf_per_gold(profile, p_tok, g_toks, p_norm, norms)
             if abstain:
                 prf = [(hit, hit, hit) if e else v for v, e in zip(prf, empty, strict=True)]
@@ -222,7 +239,7 @@ class SampleScorer:
                 if prf[i][2] > prf[best][2]:
                     best = i
             for idx, m in ((2, "f1"), (0, "precision"), (1, "recall")):
-                if m not in o.prf:
+                if m not in self.prf:
                     continue
                 how = agg[m]
                 col = [v[idx] for v in prf]

@@ -16,7 +16,7 @@ import re
 import unicodedata
 from functools import cache, lru_cache
 
-from ragmeter.answers.normalize import normalize
+from ragmeter.answers.normalizers import normalize
 
 __all__ = [
     "TOKENIZERS",

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ragmeter.answers.normalize import normalize
+from ragmeter.answers.normalizers import normalize
 from ragmeter.answers.options import Options
-from ragmeter.answers.rouge import RougeEngine, parse_rouge_type
+from ragmeter.answers.rouge_engine import RougeEngine, parse_rouge_type
 from ragmeter.answers.rouge_pltrdy import UpstreamError, pltrdy_scores
 from ragmeter.errors import UsageError
 

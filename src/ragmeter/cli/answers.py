@@ -54,7 +54,7 @@ def _warn(lines: list[str]) -> None:
 def _read_answers(path: str, o: Any, keys: dict[str, str | None], need_question: bool):
     """Rows of an UltraRAG-style JSONL file, checked and converted, with their line numbers."""
     from ragmeter.answers.inputs import Golds, coerce_golds, coerce_id, coerce_prediction
-    from ragmeter.answers.normalize import normalize
+    from ragmeter.answers.normalizers import normalize
     from ragmeter.errors import InputError
     from ragmeter.io.files import display_name
     from ragmeter.io.jsonl import iter_jsonl

@@ -54,6 +54,7 @@ class RougeScore(NamedTuple):
 
 
 _ZERO = RougeScore(0.0, 0.0, 0.0)
+_ZERO3 = (_ZERO, _ZERO, _ZERO)
 
 
 def parse_rouge_type(name: str) -> int | str:
@@ -91,9 +92,11 @@ def _masks(ref: Sequence[str]) -> dict[str, int]:
     if len(ref) >= len(_BITS):
         _BITS.extend(1 << i for i in range(len(_BITS), 2 * len(ref)))
     mask: dict[str, int] = {}
-    get = mask.get
     for t, b in zip(ref, _BITS, strict=False):  # _BITS is longer than any ref
-        mask[t] = get(t, 0) | b
+        if t in mask:
+            mask[t] |= b
+        else:
+            mask[t] = b
     return mask
 
 
@@ -122,6 +125,28 @@ def _overlap_12l(ref: Sequence[str], pred: Sequence[str]) -> tuple[int, int, int
             v = (v + u) | (v - u)
         prev = mt
     return m - a1.bit_count(), (full ^ a2).bit_count(), m - (v & full).bit_count()
+
+
+def _scores_12l(ref: Sequence[str], pred: Sequence[str]) -> tuple[RougeScore, ...]:
+    """(ROUGE-1, ROUGE-2, ROUGE-L) of one pair: the hot path, written out in full.
+
+    The floating-point expressions are rouge-score's (``_score_ngrams``, ``_score_lcs``,
+    ``scoring.fmeasure``) in the same order, so results are bit-identical.
+    """
+    lr, lp = len(ref), len(pred)
+    if not lr or not lp:
+        return _ZERO3
+    ov1, ov2, lcs = _overlap_12l(ref, pred)
+    p = ov1 / lp
+    r = ov1 / lr
+    s1 = _new_score(RougeScore, (p, r, 2 * p * r / (p + r) if p + r > 0 else 0.0))
+    p = ov2 / (lp - 1 if lp > 1 else 1)
+    r = ov2 / (lr - 1 if lr > 1 else 1)
+    s2 = _new_score(RougeScore, (p, r, 2 * p * r / (p + r) if p + r > 0 else 0.0))
+    p = lcs / lp
+    r = lcs / lr
+    sl = _new_score(RougeScore, (p, r, 2 * p * r / (p + r) if p + r > 0 else 0.0))
+    return s1, s2, sl
 
 
 def _overlap_general(ref: Sequence[str], pred: Sequence[str], max_n: int) -> tuple[list[int], int]:
@@ -317,6 +342,12 @@ class RougeEngine:
         self.want_lsum = "lsum" in self.kinds
         self.max_n = max((k for k in self.kinds if isinstance(k, int)), default=0)
         self.tokenizer, self.stem, self.lsum_split = tokenizer, stem, lsum_split
+        # ROUGE-1/2/L only (any subset, any order): positions in _scores_12l's triple
+        slot = {1: 0, 2: 1, "l": 2}
+        self._pick12l = (
+            tuple(slot[k] for k in self.kinds) if all(k in slot for k in self.kinds) else None
+        )
+        self._identity = self._pick12l == (0, 1, 2)
         base = unicode_tokens if tokenizer == "unicode" else rouge_score_tokens
         self._str_tokens = partial(base, stem=stem)
         if lsum_split == "nltk":
@@ -351,8 +382,7 @@ class RougeEngine:
         p_ascii = pred.isascii()
         p_b = p_s = None
         out = []
-        kinds = self.kinds
-        fast12l = self.max_n <= 2 and not self.want_lsum
+        pick = self._pick12l
         for gold in golds:
             if p_ascii and gold.isascii():
                 if p_b is None:
@@ -362,32 +392,28 @@ class RougeEngine:
                 if p_s is None:
                     p_s = self._str_tokens(pred)
                 g, p = self._str_tokens(gold), p_s
-            if fast12l:
-                ov1, ov2, lcs = _overlap_12l(g, p)
-                lg, lp = len(g), len(p)
-                row = []
-                for k in kinds:
-                    if k == 1:
-                        row.append(_score(ov1, lp, lg))
-                    elif k == 2:
-                        row.append(_score(ov2, lp - 1 if lp else 0, lg - 1 if lg else 0))
-                    else:
-                        row.append(_score(lcs, lp, lg) if lg and lp else _ZERO)
-                out.append(tuple(row))
+            if pick is not None:
+                three = _scores_12l(g, p)
+                out.append(three if self._identity else tuple(three[i] for i in pick))
                 continue
             scores = self._flat_scores(g, p)
             if self.want_lsum:
                 scores["lsum"] = self._lsum_pair(gold, pred, g, p, scores)
-            out.append(tuple(scores[k] for k in kinds))
+            out.append(tuple(scores[k] for k in self.kinds))
         return out
 
     def best(self, pred: str, golds: Sequence[str], agg: str = "max") -> tuple[RougeScore, ...]:
         """Per type, the first gold with the highest F (``agg="max"``) or the mean P, R, F."""
+        if self._identity and len(golds) == 1:  # the common case, without the list
+            gold = golds[0]
+            if pred.isascii() and gold.isascii():
+                stem = self.stem
+                return _scores_12l(_ascii_tokens(gold, stem), _ascii_tokens(pred, stem))
         rows = self.per_gold(pred, golds)
-        if not rows:
-            return tuple(_ZERO for _ in self.kinds)
         if len(rows) == 1:
             return rows[0]
+        if not rows:
+            return tuple(_ZERO for _ in self.kinds)
         return tuple(aggregate_scores([r[i] for r in rows], agg) for i in range(len(self.kinds)))
 
 
