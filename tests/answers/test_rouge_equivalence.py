@@ -146,10 +146,10 @@ def test_lsum_backtracking_tie_break():
 def test_rouge_bit_identical_on_10000_synthetic_pairs(stem):
     """§13.2: 10,000 pairs of the §6.3 generator (seed 7, not the benchmark's 13), a third of
     them broken into lines for ROUGE-Lsum."""
-    from benchmarks.rouge_data import make_pairs, multiline
-
     from nltk.stem import porter
     from rouge_score import tokenizers
+
+    from benchmarks.rouge_data import make_pairs, multiline
 
     class CachedPorter:  # the same stems, memoised: rouge-score re-stems every token it sees
         def __init__(self) -> None:
