@@ -252,3 +252,25 @@ def test_pltrdy_long_sentence_does_not_overflow():
     with pytest.raises(RecursionError):
         pltrdy.Rouge(metrics=["rouge-l"]).get_scores(words, words)
     assert pltrdy_scores(words, words, [], True)["l"] == pytest.approx(1.0, abs=1e-8)
+
+
+@settings(max_examples=200)
+@given(
+    pred=texts(),
+    golds=hs.lists(texts(), min_size=1, max_size=3),
+    types=hs.lists(hs.sampled_from(ALL_TYPES), min_size=1, max_size=3, unique=True),
+    stem=hs.booleans(),
+)
+def test_unicode_tokenizer_rouge_is_rouge_score_arithmetic(pred, golds, types, stem):
+    """``--tokenizer unicode`` keeps rouge-score's n-gram and LCS arithmetic (its tokenizer hook)."""
+
+    class Unicode:
+        def tokenize(self, text: str) -> list[str]:
+            return unicode_tokens(text, stem=stem)
+
+    scorer = rouge_scorer.RougeScorer([rs_name(t) for t in types], tokenizer=Unicode())
+    ours = RougeEngine(types, tokenizer="unicode", stem=stem).per_gold(pred, golds)
+    for gold, row in zip(golds, ours, strict=True):
+        ref = scorer.score(gold, pred)
+        for t, mine in zip(types, row, strict=True):
+            assert tuple(mine) == tuple(ref[rs_name(t)])
