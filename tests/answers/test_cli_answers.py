@@ -151,7 +151,7 @@ def test_per_sample_lines(tmp_path):
 
 def test_output_file_equals_stdout_and_summary_only(tmp_path):
     target = tmp_path / "sub" / "summary.json"
-    out, res = run_json("answers", write(tmp_path, ROWS), "--output", str(target), "--summary-only")
+    out, _ = run_json("answers", write(tmp_path, ROWS), "--output", str(target), "--summary-only")
     assert json.loads(target.read_text()) == out
     assert "em" not in out and "avg_em" in out
     assert not list(target.parent.glob(".*tmp"))  # no temporary file left behind

@@ -170,7 +170,7 @@ def test_rouge_n_beyond_two():
     assert r["rouge-9"] == (0.0, 0.0, 0.0)
 
 
-# -- evaluate() and its Result ----------------------------------------------------------------------
+# -- evaluate() and its Result ---------------------------------------------------------------
 def test_evaluate_result_views_and_long_table():
     res = ra.evaluate(
         ["December 14, 1973", "x", "Obama"],

@@ -262,7 +262,7 @@ def test_pltrdy_long_sentence_does_not_overflow():
     stem=hs.booleans(),
 )
 def test_unicode_tokenizer_rouge_is_rouge_score_arithmetic(pred, golds, types, stem):
-    """``--tokenizer unicode`` keeps rouge-score's n-gram and LCS arithmetic (its tokenizer hook)."""
+    """``--tokenizer unicode`` keeps rouge-score's n-gram and LCS arithmetic (tokenizer hook)."""
 
     class Unicode:
         def tokenize(self, text: str) -> list[str]:
