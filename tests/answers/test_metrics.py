@@ -298,3 +298,29 @@ def test_metrics_command_lists_answer_tasks():
     assert res.code == 0
     listed = [m["name"] for m in json.loads(res.stdout)]
     assert listed == ["precision", "chr", "under_refusal", "over_refusal", "recall@k"]
+
+
+# -- --lsum-split nltk ---------------------------------------------------------------------------
+def test_lsum_split_nltk_needs_local_data(tmp_path, monkeypatch):
+    import nltk
+
+    monkeypatch.setattr(nltk.data, "path", [str(tmp_path)])  # no punkt anywhere
+    with pytest.raises(UsageError, match="never downloaded"):
+        ra.rouge("a. b", ["a. b"], types=("rouge-lsum",), lsum_split="nltk")
+
+
+def test_lsum_split_nltk_matches_rouge_score_split_summaries(monkeypatch):
+    nltk = pytest.importorskip("nltk")
+    rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")
+    from ragmeter.answers import sentences
+
+    def split(text):  # a stand-in for punkt, used by both sides
+        return text.replace("! ", ". ").split(". ")
+
+    monkeypatch.setattr(nltk, "sent_tokenize", split)
+    monkeypatch.setattr(sentences, "check_nltk_punkt", lambda: None)
+    pred = "The cat sat. The dog ran! A bird sang"
+    gold = "A dog ran. The cat sat on the mat. Birds sang"
+    scorer = rouge_scorer.RougeScorer(["rougeLsum"], split_summaries=True)
+    ours = ra.rouge(pred, [gold], types=("rouge-lsum",), lsum_split="nltk")
+    assert tuple(ours["rouge-lsum"]) == tuple(scorer.score(gold, pred)["rougeLsum"])
