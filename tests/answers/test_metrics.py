@@ -230,7 +230,7 @@ def test_evaluate_input_checks():
         ra.evaluate([], [])
     with pytest.raises(InputError, match="sample id '1' appears twice"):
         ra.evaluate(["a", "b"], ["a", "b"], ids=[1, "1"])
-    with pytest.raises(InputError, match=r"sample 0: golds\[0\] is an object|golden_answers"):
+    with pytest.raises(InputError, match=r"sample '0': golds\[0\] is an object"):
         ra.evaluate(["a"], [[{"x": 1}]])
 
 

@@ -563,7 +563,12 @@ def evaluate(
         texts.append(text)
         missing.append(miss)
         gold_objs.append(
-            coerce_golds(golds[i], choices=choices[i] if choices is not None else None, **where)
+            coerce_golds(
+                golds[i],
+                choices=choices[i] if choices is not None else None,
+                key="golds",
+                **where,
+            )
         )
         if questions is not None:
             q = questions[i]

@@ -214,7 +214,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         empty_gold: Annotated[
             EmptyGold | None,
-            typer.Option("--empty-gold", help="Profile default: drop (squad), keep."),
+            typer.Option("--empty-gold", help="Default: drop (squad), keep (ultrarag, flashrag)."),
         ] = None,
         gold_regex: Annotated[
             bool, typer.Option("--gold-regex", help="Golds are regexes for em/acc (flashrag only).")
@@ -259,10 +259,11 @@ def register(app: typer.Typer) -> None:
                 gold_regex=gold_regex,
                 lsum_split=lsum_split.value,
             )
-            if o.semantic and embedder_path is None:
+            if o.semantic:
                 from ragmeter.answers.semantic import load_minilm
 
-                load_minilm(device=device)  # fail fast, before reading a large file
+                with _status("loading all-MiniLM-L6-v2 (offline)"):
+                    load_minilm(path=embedder_path, device=device)  # fail fast, load once
         except UsageError as exc:
             if exc.command is None:
                 raise UsageError(exc.message, command="answers") from None
@@ -425,6 +426,17 @@ def register(app: typer.Typer) -> None:
                 file=sys.stderr,
             )
         return 0 if report.passed or no_fail else 1
+
+
+def _status(message: str):
+    """A spinner on stderr while something slow happens (on a terminal only)."""
+    import contextlib
+
+    if not sys.stderr.isatty():
+        return contextlib.nullcontext()
+    from rich.console import Console
+
+    return Console(stderr=True).status(message)
 
 
 def _progress(total: int):
