@@ -324,3 +324,9 @@ def test_lsum_split_nltk_matches_rouge_score_split_summaries(monkeypatch):
     scorer = rouge_scorer.RougeScorer(["rougeLsum"], split_summaries=True)
     ours = ra.rouge(pred, [gold], types=("rouge-lsum",), lsum_split="nltk")
     assert tuple(ours["rouge-lsum"]) == tuple(scorer.score(gold, pred)["rougeLsum"])
+
+
+def test_empty_gold_policy_applies_to_gold_metrics_only():
+    s = ra.score("paris", [["The"], ["Paris"]], metrics=["str-em-alce"], empty_gold="error")
+    assert s.values["str-em-alce"] == 1.0 and s.groups_dropped == 1
+    assert s.empty_golds_dropped == 0

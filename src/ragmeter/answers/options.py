@@ -61,6 +61,12 @@ class Options:
             return ("f1", "precision", "recall")
         return tuple(wanted)
 
+    @property
+    def gold_metrics(self) -> tuple[str, ...]:
+        """Outputs scored gold by gold, to which the empty-gold policy applies (not
+        ``str-em-alce``, which ignores empty aliases, nor ``qa-similarity``)."""
+        return tuple(m for m in self.outputs() if m not in ("qa-similarity", "str-em-alce"))
+
     def outputs(self) -> tuple[str, ...]:
         """Metric columns of the per-sample table: the requested metrics, with ``precision``
         and ``recall`` right after ``f1`` unless they were asked for themselves."""

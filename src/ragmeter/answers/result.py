@@ -18,7 +18,7 @@ from typing import Any
 from ragmeter import status as st
 from ragmeter._version import __version__
 from ragmeter.answers.options import Options
-from ragmeter.answers.registry import SEMANTIC_METRICS, task_of
+from ragmeter.answers.registry import task_of
 from ragmeter.result import Result
 
 __all__ = ["AnswersResult", "build_result"]
@@ -90,14 +90,13 @@ class AnswersResult(Result):
 
     def for_task(self, task: str) -> Result:
         """Only the metrics of ``task`` (``answers`` or ``semantic``), as a plain Result."""
+        import pyarrow as pa
         import pyarrow.compute as pc
 
         wanted = [m for m in self.metrics if task_of(m) == task]
         if not wanted:
             raise KeyError(f"no {task} metrics in this result")
-        mask = pc.is_in(
-            self.samples.column("metric"), value_set=__import__("pyarrow").array(wanted)
-        )
+        mask = pc.is_in(self.samples.column("metric"), value_set=pa.array(wanted))
         meta = dict(self.metadata)
         meta["task"] = task
         return Result(
@@ -229,6 +228,3 @@ def build_result(
     result.per_sample = per_sample
     result.requested = tuple(opts.metrics)
     return result
-
-
-assert set(SEMANTIC_METRICS)  # the registry is the one list of names

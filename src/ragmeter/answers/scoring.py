@@ -83,7 +83,7 @@ class SampleScorer:
         o = options
         self.outputs = o.outputs()
         self.prf = o.prf
-        self.gold_metrics = [m for m in self.outputs if m not in ("qa-similarity", "str-em-alce")]
+        self.gold_metrics = o.gold_metrics
         self.rouge_types = o.rouge_types
         self.rouge_engine = None
         if self.rouge_types and o.profile != "flashrag":
@@ -129,7 +129,8 @@ class SampleScorer:
         raws: list[str] = []
         norms: list[str] = []
         empty: list[bool] = []
-        for g in golds.flat:
+        # the empty-gold policy applies to the metrics that score golds one by one
+        for g in golds.flat if self.gold_metrics else ():
             n = normalize(g, profile=profile)
             if not n:
                 if policy == "drop":

@@ -92,7 +92,7 @@ def _read_answers(path: str, o: Any, keys: dict[str, str | None], need_question:
             gold = coerce_golds(
                 row.get(keys["gold"]), choices=row.get("choices"), key=keys["gold"], **where
             )
-        if o.empty_gold == "error":
+        if o.empty_gold == "error" and o.gold_metrics:
             empty_lines += [(line, g) for g in gold.flat if not normalize(g, profile=o.profile)]
         if o.gold_regex:
             from ragmeter.answers.inputs import compile_gold_regex
