@@ -1,4 +1,1 @@
-"""Side-by-side speed benchmarks against the reference implementations.
-
-Run one as ``python -m benchmarks.NAME``; see benchmarks/README.md.
-"""
+"""Side-by-side speed benchmarks (python -m benchmarks.NAME)."""
