@@ -140,9 +140,9 @@ OFFLINE_SCRIPT = textwrap.dedent(
 )
 
 
-def test_loads_and_encodes_with_the_network_blocked(minilm):
+def test_loads_and_encodes_with_the_network_blocked(minilm, tmp_path):
     """§13.6: a fresh process, HF_HUB_OFFLINE unset, every non-loopback socket refused."""
-    env = {"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin", "HOME": str(REPO)}
+    env = {"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     proc = subprocess.run(
         [sys.executable, "-c", OFFLINE_SCRIPT],
         capture_output=True,
