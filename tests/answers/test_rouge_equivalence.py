@@ -21,7 +21,7 @@ rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")
 rs_tokenize = pytest.importorskip("rouge_score.tokenize")
 pltrdy = pytest.importorskip("rouge")
 
-ALL_TYPES = ("rouge-1", "rouge-2", "rouge-3", "rouge-4", "rouge-9", "rouge-l", "rouge-lsum")
+ALL_TYPES = (*(f"rouge-{n}" for n in range(1, 10)), "rouge-l", "rouge-lsum")
 RS_NAME = {"rouge-l": "rougeL", "rouge-lsum": "rougeLsum"}
 
 
@@ -132,6 +132,24 @@ def test_max_over_golds_is_score_multi(pred, golds, stem):
     ours = ra_rouge(pred, golds, types=types, stem=stem)
     for t in types:
         assert tuple(ours[t]) == tuple(ref[rs_name(t)])
+
+
+def test_conformance_vectors_bit_identical_to_rouge_score():
+    """§13.2: on every answer vector, squad (raw text) and ultrarag (normalised, stemmed) ROUGE
+    equal rouge-score's, value for value, for every gold."""
+    from ragmeter.answers import normalize
+    from tests.answers.conftest import vectors
+
+    types = ("rouge-1", "rouge-2", "rouge-l", "rouge-lsum")
+    for vec in vectors()["answer_vectors"]:
+        pred, golds = vec["prediction"], vec["golds"]
+        _compare(pred, golds, types, stem=False)
+        _compare(
+            normalize(pred, profile="ultrarag"),
+            [normalize(g, profile="ultrarag") for g in golds],
+            types,
+            stem=True,
+        )
 
 
 def test_lsum_backtracking_tie_break():
