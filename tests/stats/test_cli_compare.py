@@ -246,3 +246,42 @@ def test_trec_mode_without_the_engine_or_with_too_few_runs(tmp_path):
     assert res.code == 2 and "expected QRELS and at least 2 runs" in res.stderr
     res = invoke("compare", "--per-sample", "only.jsonl")
     assert res.code == 2 and "needs at least 2 files" in res.stderr
+
+
+def test_per_sample_output_of_ragmeter_answers(tmp_path):
+    """The files `ragmeter answers` writes (--per-sample JSONL and its UltraRAG-shaped stdout)
+    are read as they are."""
+    golds = ["Paris", "Shakespeare", "Jupiter", "100 degrees", "George Orwell"] * 3
+    outs = {}
+    for name, wrong in (("v1", {0, 2, 4, 6, 8, 10}), ("v2", {1})):
+        src = tmp_path / f"{name}.jsonl"
+        with src.open("w") as fh:
+            for i, g in enumerate(golds):
+                pred = "no idea" if i in wrong else g
+                fh.write(
+                    json.dumps({"id": f"q{i}", "golden_answers": [g], "pred_answer": pred}) + "\n"
+                )
+        ps = tmp_path / f"{name}.ps.jsonl"
+        res = invoke("answers", str(src), "-m", "em", "-m", "f1", "--per-sample", str(ps))
+        assert res.code == 0, res.stderr
+        stdout = tmp_path / f"{name}.out.json"
+        stdout.write_text(res.stdout)
+        outs[name] = (ps, stdout)
+    for pick in (0, 1):
+        res = invoke(
+            "compare",
+            "--per-sample",
+            str(outs["v1"][pick]),
+            str(outs["v2"][pick]),
+            "--name",
+            "v1",
+            "--name",
+            "v2",
+            "-m",
+            "em",
+            "--json",
+        )
+        assert res.code == 0, res.stderr
+        data = json.loads(res.stdout)
+        assert data["v1"]["scores"]["em"] == 9 / 15 and data["v2"]["scores"]["em"] == 14 / 15
+        assert data["v2"]["win_tie_loss"]["v1"]["em"] == {"W": 6, "T": 8, "L": 1}
