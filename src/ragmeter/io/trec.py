@@ -68,6 +68,7 @@ class Origin:
     data: bytes | None = None
     labels: Callable[[int], str] | None = None  # object rows -> "run['q7'][3]"
     lines: np.ndarray | None = None  # physical line of each row, when known
+    line_offset: int = 0  # lines before ``data`` (a chunk of a streamed file)
 
     def locate(self, rows: Sequence[int]) -> list[InputError]:
         """An empty InputError per row, carrying its path and line (or object location)."""
@@ -88,9 +89,9 @@ class Origin:
         wanted = {int(r) for r in rows}
         found: dict[int, int] = {}
         source = _split_lines(self.data) if self.data is not None else _iter_raw_lines(self.path)  # type: ignore[arg-type]
-        for row, (lineno, _) in enumerate(_data_lines(source)):
+        for row, (lineno, _) in enumerate(_data_lines(source, first=self.line_offset == 0)):
             if row in wanted:
-                found[row] = lineno
+                found[row] = lineno + self.line_offset
                 if len(found) == len(wanted):
                     break
         return [found.get(int(r)) for r in rows]
@@ -125,7 +126,19 @@ class Run:
 
     @property
     def num_queries(self) -> int:
-        return len(pc.unique(_plain(self.qid)))
+        return len(self.qid_values())
+
+    def qid_values(self) -> list[str]:
+        """The distinct qids, sorted (byte order equals code-point order for UTF-8)."""
+        if pa.types.is_dictionary(self.qid.type):
+            used: set[bytes] = set()
+            for chunk in self.qid.chunks:
+                idx = np.unique(chunk.indices.to_numpy(zero_copy_only=False))
+                dic = chunk.dictionary.to_pylist()
+                used.update(dic[i] for i in idx.tolist())
+        else:
+            used = set(pc.unique(self.qid).to_pylist())
+        return sorted(v.decode("utf-8", "replace") for v in used)
 
     def to_table(self) -> pa.Table:
         """The run as a table (qid, docno as strings; score)."""
@@ -194,6 +207,7 @@ class _Input:
     path: str | None  # re-readable plain or compressed file
     data: bytes | None  # decompressed bytes (gzip, stdin), else None
     head: bytes  # the first bytes after decompression, for sniffing
+    line_offset: int = 0  # lines before ``data`` (a chunk of a streamed file)
 
 
 def _open_input(path: str | os.PathLike[str], *, allow_stdin: bool) -> _Input:
@@ -254,10 +268,11 @@ def _split_lines(data: bytes) -> Iterator[bytes]:
         start = end + 1
 
 
-def _data_lines(lines: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
+def _data_lines(lines: Iterable[bytes], *, first: bool = True) -> Iterator[tuple[int, bytes]]:
     """(physical line number, line) of each data line: not blank, not a comment."""
     for lineno, raw in enumerate(lines, start=1):
-        line = raw[3:] if lineno == 1 and raw.startswith(b"\xef\xbb\xbf") else raw
+        bom = first and lineno == 1 and raw.startswith(b"\xef\xbb\xbf")
+        line = raw[3:] if bom else raw
         stripped = line.strip(_WS + b"\n")
         if not stripped or stripped.startswith(b"#"):
             continue
@@ -417,7 +432,8 @@ def _parse_lines(
     min_fields: int,
     exact_fields: bool,
     check: Callable[[], None],
-) -> pa.Table:
+    allow_empty: bool = False,
+) -> pa.Table | None:
     """Parse with the fast path when the sniff allows, else the general path.
 
     ``check`` runs the line-by-line error scan; it raises the precise InputError.
@@ -449,6 +465,8 @@ def _parse_lines(
         data = _normalise(raw, len(names), truncate=not exact_fields)
         del raw
         if not data.strip():
+            if allow_empty:
+                return None
             check()
             raise InputError(_no_data(min_fields), path=inp.name)
         try:
@@ -548,8 +566,9 @@ def _scan_errors(inp: _Input, kind: str) -> None:
         assert inp.path is not None
         lines = _iter_raw_lines(inp.path)
     seen = False
-    for lineno, raw in enumerate(lines, start=1):
-        line = raw[3:] if lineno == 1 and raw.startswith(b"\xef\xbb\xbf") else raw
+    for lineno, raw in enumerate(lines, start=1 + inp.line_offset):
+        bom = inp.line_offset == 0 and lineno == 1 and raw.startswith(b"\xef\xbb\xbf")
+        line = raw[3:] if bom else raw
         fields = line.split()
         if not fields or fields[0].startswith(b"#"):
             continue
@@ -742,38 +761,57 @@ def read_run(
             f"unknown run format '{format}' (expected trec or jsonl)", path=display_name(path)
         )
     inp = _open_input(path, allow_stdin=True)
-    types: dict[str, pa.DataType] = {
-        "qid": pa.dictionary(pa.int32(), pa.binary()),
-        "docno": pa.binary(),
-        "score": pa.string(),
-        "tag": pa.dictionary(pa.int32(), pa.binary()),
-    }
+    run = run_from_input(inp, with_source=with_source)
+    assert run is not None
+    if hash_input and inp.path is not None:
+        run = Run(**{**run.__dict__, "sha256": sha256_file(inp.path)})
+    return run
+
+
+_RUN_TYPES: dict[str, pa.DataType] = {
+    "qid": pa.dictionary(pa.int32(), pa.binary()),
+    "docno": pa.binary(),
+    "score": pa.string(),
+    "tag": pa.dictionary(pa.int32(), pa.binary()),
+}
+
+
+def run_from_input(
+    inp: _Input, *, with_source: bool = False, allow_empty: bool = False
+) -> Run | None:
+    """Parse an opened TREC run input (a whole file or one chunk of a stream)."""
     table = _parse_lines(
         inp,
         names=["qid", "iter", "docno", "rank", "score", "tag"],
-        types=types,
+        types=_RUN_TYPES,
         min_fields=6,
         exact_fields=False,
         check=lambda: _scan_errors(inp, "run"),
+        allow_empty=allow_empty,
     )
-    table = _drop_comment_rows(table)
-    origin = Origin(inp.name, path=inp.path if inp.data is None else None, data=inp.data)
-    if table.num_rows == 0:
+    if table is not None:
+        table = _drop_comment_rows(table)
+    origin = Origin(
+        inp.name,
+        path=inp.path if inp.data is None else None,
+        data=inp.data,
+        line_offset=inp.line_offset,
+    )
+    if table is None or table.num_rows == 0:
+        if allow_empty:
+            return None
         raise InputError(_no_data(6), path=inp.name)
     _check_utf8(table.column("qid"), "qid", origin)
     _check_utf8(table.column("docno"), "docno", origin)
     score = _scores_to_float(table.column("score"), origin)
     tag = table.column("tag")
-    runid = _combine_runid(tag)
-    sha = sha256_file(inp.path) if hash_input and inp.path is not None else None
     return Run(
         qid=table.column("qid"),
         docno=table.column("docno"),
         score=score,
-        runid=runid,
+        runid=_combine_runid(tag),
         origin=origin,
         source=tag if with_source else None,
-        sha256=sha,
     )
 
 

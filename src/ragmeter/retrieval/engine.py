@@ -123,36 +123,53 @@ class Evaluator:
         """Evaluate one run (any input of §4.5) and return its :class:`RetrievalResult`."""
         run = as_run(run)
         opts = self.options
-        warnings: list[str] = list(self.parse_warnings)
-        warnings += [f"{self.qrels.name}: {w}" for w in self.qrels.warnings]
-        warnings += [f"{run.name}: {w}" for w in run.warnings]
         joined = K.join_run(run, self.index)
         if not (joined.qcode >= 0).any():
             raise self._no_overlap(run, joined)
+        # the duplicate check runs on a worker thread while the judged rows are ranked
         check = K.DuplicateCheck(run, joined.run_qcode)
-        rankings = self._rank_all(joined, None)
+        piece = K.rank_piece(joined, self.index, max_docs=opts.max_docs, ties=opts.ties)
         dups = check.result()
-        dropped_run = 0
+        dropped = 0
         if dups:
             if opts.dedupe is None:
                 first = min(dups, key=lambda p: p[1])
                 raise K.duplicate_error(run, joined.run_qids, joined.run_qcode, first)
             drop = K.dedupe_rows(run, dups, opts.dedupe)
-            dropped_run = int(drop.size)
-            rankings = self._rank_all(joined, drop)
+            dropped = int(drop.size)
+            piece = K.rank_piece(
+                joined, self.index, max_docs=opts.max_docs, ties=opts.ties, drop_rows=drop
+            )
+        return self._finish(run, [piece], dropped, set(joined.unjudged_qids))
+
+    def evaluate_stream(self, source: Any, *, batch_rows: int = 2_000_000) -> RetrievalResult:
+        """Evaluate a run file grouped by query in bounded memory (``--stream``, §9.7)."""
+        from ragmeter.retrieval.stream import evaluate_stream_with
+
+        return evaluate_stream_with(self, source, batch_rows=batch_rows)
+
+    def _finish(
+        self, run: Any, pieces: list[K.RankPiece], dropped: int, unjudged: set[bytes]
+    ) -> RetrievalResult:
+        """Assemble the ranked pieces, compute every measure and build the Result."""
+        opts = self.options
+        warnings: list[str] = list(self.parse_warnings)
+        warnings += [f"{self.qrels.name}: {w}" for w in self.qrels.warnings]
+        warnings += [f"{run.name}: {w}" for w in run.warnings]
+        rankings = self._assemble(pieces)
         if self.index.dedupe_dropped:
             k = self.index.dedupe_dropped
             warnings.append(
                 f"{self.qrels.name}: --dedupe {opts.dedupe} dropped {k} duplicate "
                 f"judgment{'s' if k != 1 else ''}"
             )
-        if dropped_run:
+        if dropped:
             warnings.append(
-                f"{run.name}: --dedupe {opts.dedupe} dropped {dropped_run} duplicate "
-                f"line{'s' if dropped_run != 1 else ''}"
+                f"{run.name}: --dedupe {opts.dedupe} dropped {dropped} duplicate "
+                f"line{'s' if dropped != 1 else ''}"
             )
         base = rankings[opts.judged_only]
-        warnings += self._query_warnings(run, joined, base)
+        warnings += self._query_warnings(run, sorted(unjudged), base)
         values: dict[Measure, Any] = {}
         contexts: dict[tuple[bool, int], Context] = {}
         for m in self.measures:
@@ -174,18 +191,12 @@ class Evaluator:
         )
 
     # ---------------------------------------------------------------------------------------
-    def _rank_all(self, joined: K.JoinedRun, drop: np.ndarray | None) -> dict[bool, K.Ranking]:
+    def _assemble(self, pieces: list[K.RankPiece]) -> dict[bool, K.Ranking]:
         opts = self.options
         wanted = {opts.judged_only} | {True for m in self.measures if m.judged_only}
         return {
-            jo: K.rank(
-                joined,
-                self.index,
-                max_docs=opts.max_docs,
-                judged_only=jo,
-                complete=opts.complete,
-                ties=opts.ties,
-                drop_rows=drop,
+            jo: K.assemble(
+                self.index, pieces, max_docs=opts.max_docs, judged_only=jo, complete=opts.complete
             )
             for jo in sorted(wanted)
         }
@@ -208,7 +219,7 @@ class Evaluator:
             command=_COMMAND,
         )
 
-    def _query_warnings(self, run: Run, joined: K.JoinedRun, ranking: K.Ranking) -> list[str]:
+    def _query_warnings(self, run: Any, unjudged: list[bytes], ranking: K.Ranking) -> list[str]:
         out = []
         missing = [
             q for q, miss in zip(ranking.qids, ranking.missing.tolist(), strict=True) if miss
@@ -231,8 +242,8 @@ class Evaluator:
                     f"{what} and {'was' if n == 1 else 'were'} skipped: {_preview(missing)} "
                     "(use -c to score missing queries as 0)"
                 )
-        if joined.unjudged_qids:
-            names = sorted(q.decode("utf-8", "replace") for q in joined.unjudged_qids)
+        if unjudged:
+            names = sorted(q.decode("utf-8", "replace") for q in unjudged)
             n = len(names)
             out.append(
                 f"{n} quer{'y' if n == 1 else 'ies'} in {run.name} "

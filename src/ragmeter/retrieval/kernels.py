@@ -30,10 +30,13 @@ from ragmeter.io.trec import Qrels, Run
 __all__ = [
     "JoinedRun",
     "QrelsIndex",
+    "RankPiece",
     "Ranking",
+    "assemble",
     "build_qrels_index",
     "join_run",
     "rank",
+    "rank_piece",
     "seg_cumsum",
     "seg_suffix_max",
 ]
@@ -545,17 +548,27 @@ def _tie_offsets(
     return group_start, offset
 
 
-def rank(
+@dataclass(eq=False)
+class RankPiece:
+    """The ranked judged rows of one batch of whole queries (before they are assembled)."""
+
+    counts: np.ndarray  # documents per qrels query in this piece (before -M), int64
+    jq: np.ndarray  # qrels query code of each judged row
+    jrank: np.ndarray  # rank after ties and -M
+    jgrade: np.ndarray
+    tied_pairs: int = 0
+    all_tied: list[str] = field(default_factory=list)
+
+
+def rank_piece(
     joined: JoinedRun,
     index: QrelsIndex,
     *,
     max_docs: int | None = None,
-    judged_only: bool = False,
-    complete: bool = False,
     ties: str = "docno",
     drop_rows: np.ndarray | None = None,
-) -> Ranking:
-    """Rank the judged rows of a joined run (§5.1) and collect what the measures need."""
+) -> RankPiece:
+    """Rank the judged rows of a joined run (§5.1 steps 1-3); every query is whole here."""
     run = joined.run
     qcode = joined.qcode
     score = run.score
@@ -570,31 +583,24 @@ def rank(
         qcode = np.where(keep_mask, qcode, -1)
     # only rows of judged queries take part
     judged_q = qcode >= 0
-    all_judged = bool(judged_q.all())
-    rows_sel = None if all_judged else np.flatnonzero(judged_q)
+    rows_sel = None if bool(judged_q.all()) else np.flatnonzero(judged_q)
     qc = qcode if rows_sel is None else qcode[rows_sel]
     sc = score if rows_sel is None else score[rows_sel]
     counts = np.bincount(qc, minlength=nq_all).astype(np.int64)
-    # positions of judged rows in the selection
-    if rows_sel is None:
-        jpos = jrows
-    else:
-        jpos = np.searchsorted(rows_sel, jrows)
+    jpos = jrows if rows_sel is None else np.searchsorted(rows_sel, jrows)
     # is the run grouped by query with non-increasing scores? (how runs are written)
     row_of_pos: np.ndarray | None = rows_sel
     m = qc.size
+    ordered = True
     if m > 1:
         change = qc[1:] != qc[:-1]
         ordered = bool(np.all((sc[1:] <= sc[:-1]) | change))
         if ordered:
             block_q = qc[np.concatenate(([0], np.flatnonzero(change) + 1))]
             ordered = np.unique(block_q).size == block_q.size
-    else:
-        ordered = True
     if ordered:
         pos = jpos
-        q_of = qc
-        s_of = sc
+        q_of, s_of = qc, sc
         starts_q = np.zeros(nq_all, dtype=np.int64)
         if m:
             first = np.concatenate(([0], np.flatnonzero(qc[1:] != qc[:-1]) + 1))
@@ -605,13 +611,10 @@ def rank(
         inv[order] = np.arange(m, dtype=np.int64)
         pos = inv[jpos]
         del inv
-        q_of = qc[order]
-        s_of = sc[order]
+        q_of, s_of = qc[order], sc[order]
         row_of_pos = order if rows_sel is None else rows_sel[order]
         starts_q = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    extra = (
-        _tie_stats(q_of, s_of, starts_q, counts, index) if m else {"all_tied": [], "tied_pairs": 0}
-    )
+    stats = _tie_stats(q_of, s_of, starts_q, counts, index) if m else {}
     jq = q_of[pos].astype(np.int64)
     if ties == "docno":
         bstart = starts_q[jq]
@@ -619,10 +622,37 @@ def rank(
         jrank = gstart - bstart + 1 + offset
     else:
         jrank = pos - starts_q[jq] + 1
-    n_all = counts if max_docs is None else np.minimum(counts, max_docs)
     if max_docs is not None:
         keep = jrank <= max_docs
         jq, jrank, jgrades = jq[keep], jrank[keep], jgrades[keep]
+    return RankPiece(
+        counts=counts,
+        jq=jq,
+        jrank=jrank.astype(np.int64),
+        jgrade=jgrades.astype(np.int64),
+        tied_pairs=int(stats.get("tied_pairs", 0)),
+        all_tied=list(stats.get("all_tied", [])),
+    )
+
+
+def assemble(
+    index: QrelsIndex,
+    pieces: Sequence[RankPiece],
+    *,
+    max_docs: int | None = None,
+    judged_only: bool = False,
+    complete: bool = False,
+) -> Ranking:
+    """Join the pieces into one Ranking over the evaluated queries, in qid byte order."""
+    nq_all = index.num_queries
+    counts = np.zeros(nq_all, dtype=np.int64)
+    for p in pieces:
+        if p.counts.size:
+            counts += p.counts
+    jq = np.concatenate([p.jq for p in pieces]) if pieces else np.zeros(0, np.int64)
+    jrank = np.concatenate([p.jrank for p in pieces]) if pieces else np.zeros(0, np.int64)
+    jgrades = np.concatenate([p.jgrade for p in pieces]) if pieces else np.zeros(0, np.int64)
+    n_all = counts if max_docs is None else np.minimum(counts, max_docs)
     # evaluated queries: judged queries in the run (all judged queries with -c)
     present = counts > 0
     evaluated = np.arange(nq_all) if complete else np.flatnonzero(present)
@@ -633,6 +663,7 @@ def rank(
     jq, jrank, jgrades = qmap[jq[order_j]], jrank[order_j], jgrades[order_j]
     n = n_all[evaluated].astype(np.int64)
     if judged_only:
+        # -J: drop unpooled and pooled-unjudged documents after ranking, renumber the rest
         keep = jgrades >= 0
         jq, jgrades = jq[keep], jgrades[keep]
         starts = np.searchsorted(jq, np.arange(evaluated.size + 1))
@@ -660,8 +691,26 @@ def rank(
         qrel_grades=qrel_grades.astype(np.int64),
         qrel_starts=qstarts,
         judged_only=judged_only,
-        extra=extra,
+        extra={
+            "tied_pairs": sum(p.tied_pairs for p in pieces),
+            "all_tied": sorted(q for p in pieces for q in p.all_tied),
+        },
     )
+
+
+def rank(
+    joined: JoinedRun,
+    index: QrelsIndex,
+    *,
+    max_docs: int | None = None,
+    judged_only: bool = False,
+    complete: bool = False,
+    ties: str = "docno",
+    drop_rows: np.ndarray | None = None,
+) -> Ranking:
+    """Rank the judged rows of a joined run (§5.1) and collect what the measures need."""
+    piece = rank_piece(joined, index, max_docs=max_docs, ties=ties, drop_rows=drop_rows)
+    return assemble(index, [piece], max_docs=max_docs, judged_only=judged_only, complete=complete)
 
 
 def _tie_stats(

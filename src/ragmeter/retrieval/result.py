@@ -142,6 +142,8 @@ def build_result(
         samples = None
     missing = [q for q, miss in zip(qids, ranking.missing.tolist(), strict=True) if miss]
     all_judged = [q.decode("utf-8") for q in _all_judged(qrels)]
+    judged_set = set(all_judged)
+    run_qids = run.qid_values()
     evaluated_set = set(qids)
     skipped = [q for q in all_judged if q not in evaluated_set]
     meta_options = dict(options)
@@ -162,7 +164,7 @@ def build_result(
                 "path": run.name,
                 "sha256": run.sha256,
                 "runid": run.runid,
-                "queries": len(_run_qids(run)),
+                "queries": len(run_qids),
                 "lines": len(run),
             },
         },
@@ -173,7 +175,7 @@ def build_result(
             "evaluated": count,
             "missing_skipped": skipped,
             "missing_zeroed": missing,
-            "unjudged_ignored": sorted(q for q in _run_qids(run) if q not in set(all_judged)),
+            "unjudged_ignored": [q for q in run_qids if q not in judged_set],
         },
         "ties": {"adjacent_tied_pairs": int(ranking.extra.get("tied_pairs", 0))},
         "relstring": relstrings,
@@ -196,20 +198,6 @@ def _all_judged(qrels: Qrels) -> list[bytes]:
 
     uniq = pc.unique(_plain(qrels.qid))
     return sorted(uniq.to_pylist())
-
-
-def _run_qids(run: Run) -> list[str]:
-    import pyarrow.compute as pc
-
-    from ragmeter.io.trec import _plain
-
-    if pa.types.is_dictionary(run.qid.type):
-        vals: set[bytes] = set()
-        for chunk in run.qid.chunks:
-            vals.update(chunk.dictionary.to_pylist())
-        # dictionaries may hold values no row uses only if rows were filtered; they are not
-        return sorted(v.decode("utf-8", "replace") for v in vals)
-    return sorted(v.decode("utf-8", "replace") for v in pc.unique(_plain(run.qid)).to_pylist())
 
 
 class RetrievalResult(Result):
