@@ -28,6 +28,8 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from ragmeter.errors import InputError
+from ragmeter.io.arrowutil import binaries, from_numpy, strings
+from ragmeter.io.arrowutil import to_numpy as _to_np
 from ragmeter.io.files import GZIP_MAGIC, display_name, open_binary, sha256_file
 
 __all__ = [
@@ -43,7 +45,8 @@ __all__ = [
 RUN_FIELDS = "qid Q0 docno rank score tag"
 QRELS_FIELDS = "qid iter docno grade"
 _SNIFF = 1 << 16
-_BLOCK = 1 << 24
+_BLOCK = 1 << 21  # CSV block: small blocks keep the parse's peak memory low
+_NORM_CHUNK = 1 << 24
 _WS = b" \t\r\x0b\x0c"
 _WS_TABLE = np.zeros(256, dtype=bool)
 _WS_TABLE[list(_WS)] = True
@@ -133,7 +136,7 @@ class Run:
         if pa.types.is_dictionary(self.qid.type):
             used: set[bytes] = set()
             for chunk in self.qid.chunks:
-                idx = np.unique(chunk.indices.to_numpy(zero_copy_only=False))
+                idx = np.unique(_to_np(chunk.indices))
                 dic = chunk.dictionary.to_pylist()
                 used.update(dic[i] for i in idx.tolist())
         else:
@@ -145,7 +148,7 @@ class Run:
         cols = {
             "qid": _plain(self.qid).cast(pa.string()),
             "docno": self.docno.cast(pa.string()),
-            "score": pa.array(self.score),
+            "score": from_numpy(self.score),
         }
         if self.source is not None:
             cols["source"] = _plain(self.source).cast(pa.string())
@@ -182,12 +185,17 @@ class Qrels:
             {
                 "qid": _plain(self.qid).cast(pa.string()),
                 "docno": self.docno.cast(pa.string()),
-                "grade": pa.array(self.grade),
+                "grade": from_numpy(self.grade),
             }
         )
 
     def __repr__(self) -> str:
         return f"<Qrels {self.name!r} lines={len(self)}>"
+
+
+def to_numpy(arr: pa.ChunkedArray | pa.Array, fill: float | int | None = None) -> np.ndarray:
+    """A (chunked) numeric Arrow array as numpy, without importing pandas."""
+    return _to_np(arr, fill=fill)
 
 
 def _plain(arr: pa.ChunkedArray) -> pa.ChunkedArray:
@@ -405,7 +413,7 @@ def _normalise(data: np.ndarray, nfields: int, truncate: bool) -> bytes:
     bounds = [0]
     size = data.size
     while bounds[-1] < size:
-        end = min(bounds[-1] + _BLOCK, size)
+        end = min(bounds[-1] + _NORM_CHUNK, size)
         if end < size:
             window = data[end : min(end + (1 << 20), size)]
             hit = np.flatnonzero(window == 10)
@@ -471,23 +479,27 @@ def _parse_lines(
             raise InputError(_no_data(min_fields), path=inp.name)
         try:
             table = _csv_read(pa.BufferReader(data), names, types, " ")
-        except pa.ArrowInvalid:
+        except pa.ArrowInvalid as exc:
             check()
-            raise
+            raise InputError(f"cannot parse ({exc})", path=inp.name) from None
     return table
 
 
 def _trim_columns(table: pa.Table, types: dict[str, pa.DataType]) -> pa.Table | None:
-    """Strip the spaces that pad tab-separated fields; None if a field holds inner spaces."""
+    """Strip the spaces that pad tab-separated fields; None if a field holds inner spaces or
+    does not convert (the general path then finds the bad line)."""
     cols = {}
     for name, typ in types.items():
         col = pc.ascii_trim(table.column(name), " ")
         if pc.any(pc.match_substring(col, " ")).as_py():
             return None
-        if pa.types.is_dictionary(typ):
-            col = pc.dictionary_encode(col.cast(typ.value_type))
-        else:
-            col = col.cast(typ)
+        try:
+            if pa.types.is_dictionary(typ):
+                col = pc.dictionary_encode(col.cast(typ.value_type))
+            else:
+                col = col.cast(typ)
+        except pa.ArrowInvalid:
+            return None
         cols[name] = col
     return pa.table(cols)
 
@@ -676,28 +688,6 @@ def _parse_grade(
     return value
 
 
-def _scores_to_float(col: pa.ChunkedArray, origin: Origin) -> np.ndarray:
-    """String scores → float64; a bad or non-finite score raises with its line."""
-    try:
-        scores = pc.cast(col, pa.float64())
-    except pa.ArrowInvalid:
-        bad = pc.invert(pc.match_substring_regex(col, r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"))
-        row = int(pc.index(bad, True).as_py())
-        _raise_row(origin, row, _score_message(col[row].as_py()))
-        raise  # pragma: no cover
-    arr = (
-        scores.to_numpy()
-        if scores.num_chunks != 1
-        else scores.chunk(0).to_numpy(zero_copy_only=False)
-    )
-    finite = np.isfinite(arr)
-    if not finite.all():
-        row = int(np.argmin(finite))
-        _raise_row(origin, row, _nonfinite_message(col[row].as_py()))
-    # the spec's number syntax is stricter than Arrow's (no "Infinity"); checked above
-    return arr
-
-
 def _raise_row(origin: Origin, row: int, message: str) -> None:
     loc = origin.locate([row])[0]
     raise InputError(message, path=loc.path, line=loc.line, location=loc.location)
@@ -771,19 +761,44 @@ def read_run(
 _RUN_TYPES: dict[str, pa.DataType] = {
     "qid": pa.dictionary(pa.int32(), pa.binary()),
     "docno": pa.binary(),
-    "score": pa.string(),
-    "tag": pa.dictionary(pa.int32(), pa.binary()),
+    "score": pa.float64(),  # Arrow's parser is correctly rounded, like strtod
 }
+_TAG_TYPE = pa.dictionary(pa.int32(), pa.binary())
+
+
+def _last_tag(inp: _Input) -> str:
+    """The tag of the last data line (the run's runid), read from the end of the input."""
+    size = len(inp.data) if inp.data is not None else os.path.getsize(inp.path)  # type: ignore[arg-type]
+    window = 1 << 16
+    while True:
+        start = max(0, size - window)
+        if inp.data is not None:
+            tail = inp.data[start:size]
+        else:
+            with open(inp.path, "rb") as fh:  # type: ignore[arg-type]
+                fh.seek(start)
+                tail = fh.read(size - start)
+        lines = tail.split(b"\n")
+        if start > 0:
+            lines = lines[1:]  # the first piece may be a partial line
+        for line in reversed(lines):
+            fields = line.split()
+            if fields and not fields[0].startswith(b"#") and len(fields) >= 6:
+                return fields[5].decode("utf-8", "replace")
+        if start == 0:
+            return ""
+        window *= 4
 
 
 def run_from_input(
     inp: _Input, *, with_source: bool = False, allow_empty: bool = False
 ) -> Run | None:
     """Parse an opened TREC run input (a whole file or one chunk of a stream)."""
+    types = {**_RUN_TYPES, "tag": _TAG_TYPE} if with_source else _RUN_TYPES
     table = _parse_lines(
         inp,
         names=["qid", "iter", "docno", "rank", "score", "tag"],
-        types=_RUN_TYPES,
+        types=types,
         min_fields=6,
         exact_fields=False,
         check=lambda: _scan_errors(inp, "run"),
@@ -803,16 +818,22 @@ def run_from_input(
         raise InputError(_no_data(6), path=inp.name)
     _check_utf8(table.column("qid"), "qid", origin)
     _check_utf8(table.column("docno"), "docno", origin)
-    score = _scores_to_float(table.column("score"), origin)
-    tag = table.column("tag")
-    return Run(
-        qid=table.column("qid"),
-        docno=table.column("docno"),
-        score=score,
-        runid=_combine_runid(tag),
-        origin=origin,
-        source=tag if with_source else None,
-    )
+    score = to_numpy(table.column("score"), fill=math.nan)
+    if not np.isfinite(score).all():
+        _scan_errors(inp, "run")  # raises with the line and the score as written
+        row = int(np.argmin(np.isfinite(score)))  # pragma: no cover - the scan always finds it
+        _raise_row(origin, row, _nonfinite_message(repr(float(score[row]))))
+    if with_source:
+        tag = table.column("tag")
+        runid = _combine_runid(tag)
+    else:
+        tag = None
+        runid = _last_tag(inp)
+    qid, docno = table.column("qid"), table.column("docno")
+    del table
+    # hand the parse's transient buffers back to the OS: they set the peak memory otherwise
+    pa.default_memory_pool().release_unused()
+    return Run(qid=qid, docno=docno, score=score, runid=runid, origin=origin, source=tag)
 
 
 def read_qrels(
@@ -872,7 +893,7 @@ def _grades_to_int(col: pa.ChunkedArray, origin: Origin) -> np.ndarray:
     except pa.ArrowInvalid:
         ints = None
     if ints is not None:
-        arr = ints.to_numpy()
+        arr = to_numpy(ints)
         bad = (arr < _INT32[0]) | (arr > _INT32[1])
         if bad.any():
             row = int(np.argmax(bad))
@@ -939,8 +960,8 @@ def _read_qrels_tsv(path: str | os.PathLike[str]) -> Qrels:
     origin = Origin(name, lines=np.asarray(lines, dtype=np.int64))
     sha = sha256_file(path) if os.fspath(path) != "-" else None
     return Qrels(
-        pa.chunked_array([pa.array(qids, pa.binary())]),
-        pa.chunked_array([pa.array(docs, pa.binary())]),
+        pa.chunked_array([binaries(qids)]),
+        pa.chunked_array([binaries(docs)]),
         np.asarray(grades, dtype=np.int64),
         origin,
         sha,
@@ -1025,12 +1046,12 @@ def _read_run_jsonl(
     origin = Origin(name, lines=np.asarray(lines, dtype=np.int64))
     sha = sha256_file(path) if os.fspath(path) != "-" else None
     return Run(
-        qid=pa.chunked_array([pa.array([q.encode() for q in qids], pa.binary())]),
-        docno=pa.chunked_array([pa.array([d.encode() for d in docs], pa.binary())]),
+        qid=pa.chunked_array([strings(qids).cast(pa.binary())]),
+        docno=pa.chunked_array([strings(docs).cast(pa.binary())]),
         score=np.asarray(scores, dtype=np.float64),
         runid=os.path.basename(name),
         origin=origin,
-        source=pa.chunked_array([pa.array(sources, pa.string())]) if source_field else None,
+        source=pa.chunked_array([strings(sources)]) if source_field else None,
         sha256=sha,
         ranked=ranked,
     )
@@ -1091,8 +1112,8 @@ def _read_qrels_jsonl(path: str | os.PathLike[str], *, qid_field: str, gold_fiel
         raise InputError(f"no judgments (every '{gold_field}' is empty)", path=name)
     origin = Origin(name, lines=np.asarray(lines, dtype=np.int64))
     return Qrels(
-        pa.chunked_array([pa.array([q.encode() for q in qids], pa.binary())]),
-        pa.chunked_array([pa.array([d.encode() for d in docs], pa.binary())]),
+        pa.chunked_array([strings(qids).cast(pa.binary())]),
+        pa.chunked_array([strings(docs).cast(pa.binary())]),
         np.asarray(grades, dtype=np.int64),
         origin,
         sha256_file(path),
@@ -1215,7 +1236,7 @@ def as_run(run: Any, *, source: str = "source") -> Run:
             or pa.types.is_decimal(sc.type)
         ):
             raise InputError(f"score column has type {sc.type} (expected numbers)", location="run")
-        score = sc.cast(pa.float64()).to_numpy()
+        score = to_numpy(sc.cast(pa.float64()))
         finite = np.isfinite(score)
         if not finite.all():
             row = int(np.argmin(finite))
@@ -1288,8 +1309,8 @@ def _run_from_mapping(run: Mapping[Any, Any], conv: _Conversions) -> Run:
         raise InputError("no documents (the run is empty)", location="run")
     origin = Origin("run", labels=lambda i: f"run[{labels[i][0]!r}][{labels[i][1]!r}]")
     return Run(
-        pa.chunked_array([pa.array([q.encode() for q in qids], pa.binary())]),
-        pa.chunked_array([pa.array([d.encode() for d in docs], pa.binary())]),
+        pa.chunked_array([strings(qids).cast(pa.binary())]),
+        pa.chunked_array([strings(docs).cast(pa.binary())]),
         np.asarray(scores, dtype=np.float64),
         "run",
         origin,
@@ -1328,8 +1349,8 @@ def _run_from_tuples(run: Iterable[Any], conv: _Conversions) -> Run:
     if not qids:
         raise InputError("no documents (the run is empty)", location="run")
     return Run(
-        pa.chunked_array([pa.array([q.encode() for q in qids], pa.binary())]),
-        pa.chunked_array([pa.array([d.encode() for d in docs], pa.binary())]),
+        pa.chunked_array([strings(qids).cast(pa.binary())]),
+        pa.chunked_array([strings(docs).cast(pa.binary())]),
         np.asarray(scores, dtype=np.float64),
         "run",
         Origin("run", labels=lambda i: f"run[{i}]"),
@@ -1358,7 +1379,7 @@ def as_qrels(qrels: Any) -> Qrels:
             row = int(pc.index(pc.is_null(g), True).as_py())
             raise InputError("grade is missing (null)", location=f"qrels row {row}")
         if pa.types.is_integer(g.type):
-            grade = g.cast(pa.int64()).to_numpy()
+            grade = to_numpy(g.cast(pa.int64()))
             bad = (grade < _INT32[0]) | (grade > _INT32[1])
             if bad.any():
                 row = int(np.argmax(bad))
@@ -1423,8 +1444,8 @@ def as_qrels(qrels: Any) -> Qrels:
     if not qids:
         raise InputError("no judgments (the qrels are empty)", location="qrels")
     return Qrels(
-        pa.chunked_array([pa.array([q.encode() for q in qids], pa.binary())]),
-        pa.chunked_array([pa.array([d.encode() for d in docs], pa.binary())]),
+        pa.chunked_array([strings(qids).cast(pa.binary())]),
+        pa.chunked_array([strings(docs).cast(pa.binary())]),
         np.asarray(grades, dtype=np.int64),
         Origin("qrels", labels=lambda i: labels[i]),
         None,

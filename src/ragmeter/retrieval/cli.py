@@ -250,6 +250,8 @@ def _run(cfg: dict[str, Any]) -> str:
         raise _Usage("QRELS cannot be '-' (only the run may come from stdin)")
     if cfg["by_source"] and cfg["format"] not in ("json", "csv"):
         raise _Usage("--by-source needs --format json or --format csv")
+    if cfg["by_source"] and cfg["stream"]:
+        raise _Usage("--by-source cannot be combined with --stream")
     if cfg["threads"]:
         import pyarrow as pa
 
@@ -350,10 +352,27 @@ def _memory_hint(run_path: str, cfg: dict[str, Any]) -> None:
         )
 
 
+def _fixed_mmap_threshold() -> None:
+    """Keep glibc from raising its mmap threshold after large frees (it then serves later
+    run-sized numpy arrays from a heap it never trims, which inflates the peak memory)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").mallopt(-3, 128 * 1024)  # M_MMAP_THRESHOLD
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ragmeter trec`` on ``argv`` (without the command name) and return the exit status."""
     from ragmeter.errors import RagmeterError
 
+    # numpy's BLAS would start a thread pool that spins at import; ragmeter trec does no BLAS
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    _fixed_mmap_threshold()
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         cfg = _parse(argv)

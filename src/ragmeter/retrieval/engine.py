@@ -123,13 +123,28 @@ class Evaluator:
         """Evaluate one run (any input of §4.5) and return its :class:`RetrievalResult`."""
         run = as_run(run)
         opts = self.options
-        joined = K.join_run(run, self.index)
-        if not (joined.qcode >= 0).any():
-            raise self._no_overlap(run, joined)
-        # the duplicate check runs on a worker thread while the judged rows are ranked
-        check = K.DuplicateCheck(run, joined.run_qcode)
-        piece = K.rank_piece(joined, self.index, max_docs=opts.max_docs, ties=opts.ties)
-        dups = check.result()
+        codes = K._qid_codes(run.qid)
+        doc_codes, exact = K._docno_codes(run.docno, exact=True)
+        if exact.all():
+            # ids of at most 8 bytes: join through the packed codes, then check duplicates on
+            # the same array (mixed in place, so the run costs one 8-byte array here)
+            joined = K.join_run(run, self.index, codes, (doc_codes, exact))
+            del exact
+            if not joined.any_judged:
+                raise self._no_overlap(run, joined)
+            dups = K.find_duplicates(run, codes[1], doc_codes)
+            del doc_codes
+            piece = K.rank_piece(joined, self.index, max_docs=opts.max_docs, ties=opts.ties)
+        else:
+            del doc_codes, exact
+            # the duplicate check runs on a worker thread while the run is joined and ranked
+            check = K.DuplicateCheck(run, codes[1])
+            joined = K.join_run(run, self.index, codes)
+            if not joined.any_judged:
+                check.result()
+                raise self._no_overlap(run, joined)
+            piece = K.rank_piece(joined, self.index, max_docs=opts.max_docs, ties=opts.ties)
+            dups = check.result()
         dropped = 0
         if dups:
             if opts.dedupe is None:
@@ -140,7 +155,9 @@ class Evaluator:
             piece = K.rank_piece(
                 joined, self.index, max_docs=opts.max_docs, ties=opts.ties, drop_rows=drop
             )
-        return self._finish(run, [piece], dropped, set(joined.unjudged_qids))
+        return self._finish(
+            run, [piece], dropped, set(joined.unjudged_qids), run_qids=joined.run_qids
+        )
 
     def evaluate_stream(self, source: Any, *, batch_rows: int = 2_000_000) -> RetrievalResult:
         """Evaluate a run file grouped by query in bounded memory (``--stream``, §9.7)."""
@@ -149,7 +166,12 @@ class Evaluator:
         return evaluate_stream_with(self, source, batch_rows=batch_rows)
 
     def _finish(
-        self, run: Any, pieces: list[K.RankPiece], dropped: int, unjudged: set[bytes]
+        self,
+        run: Any,
+        pieces: list[K.RankPiece],
+        dropped: int,
+        unjudged: set[bytes],
+        run_qids: list[bytes] | None = None,
     ) -> RetrievalResult:
         """Assemble the ranked pieces, compute every measure and build the Result."""
         opts = self.options
@@ -188,6 +210,9 @@ class Evaluator:
             options=asdict(opts),
             zscores=self.zscores,
             warnings=warnings,
+            run_qids=None
+            if run_qids is None
+            else sorted(q.decode("utf-8", "replace") for q in run_qids),
         )
 
     # ---------------------------------------------------------------------------------------

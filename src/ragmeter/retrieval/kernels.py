@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragmeter.errors import InputError
+from ragmeter.io.arrowutil import from_numpy, to_numpy
 from ragmeter.io.trec import Qrels, Run
 
 __all__ = [
@@ -161,6 +162,12 @@ class QrelsIndex:
     by_grade: np.ndarray  # grades sorted by (query, grade descending)
     qrels: Qrels
     dedupe_dropped: int = 0
+    # packed 8-byte codes of the judged docnos that fit (sorted), their doc_values index, and a
+    # byte table of hashed codes that rules out almost every run row in one gather
+    doc_codes: np.ndarray | None = None
+    doc_code_index: np.ndarray | None = None
+    code_filter: np.ndarray | None = None
+    filter_shift: int = 64
 
     @property
     def num_queries(self) -> int:
@@ -226,6 +233,15 @@ def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
     q_starts = np.searchsorted(qcode_sorted, np.arange(len(qid_list) + 1), side="left")
     # grades by (query, grade descending): the ideal ranking of each query
     by_grade = grades[np.lexsort((-grades, qcode_sorted))]
+    codes, fit = _docno_codes(pa.chunked_array([doc_values], type=doc_values.type), exact=True)
+    order = np.argsort(codes[fit], kind="stable")
+    doc_codes = codes[fit][order]
+    doc_code_index = np.flatnonzero(fit)[order]
+    bits = int(min(27, max(16, np.ceil(np.log2(max(doc_codes.size, 1) * 64)))))
+    table = np.zeros(1 << bits, dtype=np.bool_)
+    shift = 64 - bits
+    with np.errstate(over="ignore"):
+        table[(doc_codes * _MIX) >> np.uint64(shift)] = True
     return QrelsIndex(
         qids=qid_list,
         doc_values=doc_values,
@@ -235,21 +251,15 @@ def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
         by_grade=by_grade,
         qrels=qrels,
         dedupe_dropped=dropped,
+        doc_codes=doc_codes,
+        doc_code_index=doc_code_index,
+        code_filter=table,
+        filter_shift=shift,
     )
 
 
 def _to_numpy(arr: pa.ChunkedArray | pa.Array, fill: int = -1) -> np.ndarray:
-    if arr.null_count:
-        arr = pc.fill_null(arr, fill)
-    if isinstance(arr, pa.ChunkedArray):
-        if arr.num_chunks == 1:
-            return arr.chunk(0).to_numpy(zero_copy_only=False)
-        return (
-            np.concatenate([c.to_numpy(zero_copy_only=False) for c in arr.chunks])
-            if arr.num_chunks
-            else np.empty(0, np.int32)
-        )
-    return arr.to_numpy(zero_copy_only=False)
+    return to_numpy(arr, fill=fill)
 
 
 # --------------------------------------------------------------------------------------------
@@ -263,10 +273,19 @@ class JoinedRun:
     run: Run
     run_qids: list[bytes]  # distinct run qids (unified dictionary), any order
     run_qcode: np.ndarray  # int32 per row: index into run_qids
-    qcode: np.ndarray  # int32 per row: index into the qrels' qids, -1 if not judged
+    remap: np.ndarray  # int32 per run qid: index into the qrels' qids, -1 if not judged
     judged_rows: np.ndarray  # int64 rows whose (qid, docno) is in the qrels
     judged_grades: np.ndarray  # int64 grade of those rows
     unjudged_qids: list[bytes] = field(default_factory=list)  # run qids without qrels
+
+    @property
+    def qcode(self) -> np.ndarray:
+        """int32 per row: index into the qrels' qids, -1 if not judged (built on demand)."""
+        return self.remap[self.run_qcode] if self.remap.size else self.run_qcode
+
+    @property
+    def any_judged(self) -> bool:
+        return bool((self.remap >= 0).any())
 
 
 def _qid_codes(qid: pa.ChunkedArray) -> tuple[list[bytes], np.ndarray]:
@@ -276,51 +295,123 @@ def _qid_codes(qid: pa.ChunkedArray) -> tuple[list[bytes], np.ndarray]:
         if isinstance(qid, pa.Array):
             qid = pa.chunked_array([qid])
     values: dict[bytes, int] = {}
-    parts = []
+    codes = np.empty(len(qid), dtype=np.int32)
+    at = 0
     for chunk in qid.chunks:
+        n = len(chunk)
         dic = chunk.dictionary.to_pylist()
         remap = np.fromiter(
             (values.setdefault(v, len(values)) for v in dic), dtype=np.int32, count=len(dic)
         )
-        idx = chunk.indices.to_numpy(zero_copy_only=False)
-        parts.append(remap[idx] if len(dic) else idx.astype(np.int32))
-    codes = np.concatenate(parts) if len(parts) != 1 else parts[0]
-    return list(values), codes.astype(np.int32, copy=False)
+        if n:
+            np.take(remap, to_numpy(chunk.indices), out=codes[at : at + n])
+        at += n
+    return list(values), codes
 
 
-def join_run(run: Run, index: QrelsIndex) -> JoinedRun:
-    """Query codes for every row and grades for the judged rows (an exact hash join)."""
-    run_qids, run_qcode = _qid_codes(run.qid)
+def join_run(
+    run: Run,
+    index: QrelsIndex,
+    run_codes: tuple[list[bytes], np.ndarray] | None = None,
+    doc_codes: tuple[np.ndarray, np.ndarray] | None = None,
+) -> JoinedRun:
+    """Query codes for every row and grades for the judged rows (an exact join).
+
+    With ``doc_codes`` (the run's packed docno codes and their exactness mask, all exact), the
+    docnos are matched through their codes: a hashed byte table rules out almost every row and
+    the few candidates are confirmed by binary search. Otherwise an Arrow hash lookup
+    (``index_in``) matches the bytes.
+    """
+    run_qids, run_qcode = run_codes if run_codes is not None else _qid_codes(run.qid)
     lookup = index.qid_lookup()
     remap = np.array([lookup.get(q, -1) for q in run_qids], dtype=np.int32)
-    qcode = remap[run_qcode] if remap.size else run_qcode
     unjudged = [q for q, c in zip(run_qids, remap.tolist(), strict=True) if c < 0]
-    didx = pc.index_in(run.docno, value_set=index.doc_values)
-    dcode = _to_numpy(didx).astype(np.int64, copy=False)
-    hit = np.flatnonzero((dcode >= 0) & (qcode >= 0))
+    if doc_codes is not None and index.code_filter is not None:
+        hit, dcode = _join_codes(doc_codes[0], index)
+    else:
+        hit, dcode = _join_bytes(run, index)
+    qhit = remap[run_qcode[hit]] if remap.size else np.zeros(0, dtype=np.int32)
+    judged = qhit >= 0
+    hit, dcode, qhit = hit[judged], dcode[judged], qhit[judged]
     ndocs = max(len(index.doc_values), 1)
-    keys = qcode[hit].astype(np.int64) * ndocs + dcode[hit]
+    keys = qhit.astype(np.int64) * ndocs + dcode
     pos = np.searchsorted(index.keys, keys)
     pos = np.minimum(pos, max(index.keys.size - 1, 0))
     found = index.keys[pos] == keys if index.keys.size else np.zeros(keys.size, bool)
     return JoinedRun(
-        run, run_qids, run_qcode, qcode, hit[found], index.grades[pos[found]], unjudged
+        run, run_qids, run_qcode, remap, hit[found], index.grades[pos[found]], unjudged
     )
 
 
-def _docno_codes(docno: pa.ChunkedArray) -> tuple[np.ndarray, bool]:
-    """A 64-bit code per docno and whether every id fits in 8 bytes.
+def _join_codes(codes: np.ndarray, index: QrelsIndex) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, docno index) of the run rows whose exact code is a judged docno's code."""
+    assert index.code_filter is not None and index.doc_codes is not None
+    table, shift = index.code_filter, np.uint64(index.filter_shift)
+    rows: list[np.ndarray] = []
+    step = 1 << 20
+    with np.errstate(over="ignore"):
+        for a in range(0, codes.size, step):
+            h = codes[a : a + step] * _MIX
+            h >>= shift
+            rows.append(np.flatnonzero(table[h]) + a)
+    cand = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    c = codes[cand]
+    pos = np.minimum(np.searchsorted(index.doc_codes, c), max(index.doc_codes.size - 1, 0))
+    ok = index.doc_codes[pos] == c if index.doc_codes.size else np.zeros(c.size, bool)
+    assert index.doc_code_index is not None
+    return cand[ok], index.doc_code_index[pos[ok]].astype(np.int64)
 
-    Ids of at most 8 bytes are packed big-endian and zero-padded: an order-preserving,
-    collision-free code. Longer ids get a fingerprint of fixed-position 8-byte words and the
-    length; every equality found through a fingerprint is confirmed on the full bytes.
+
+def _join_bytes(run: Run, index: QrelsIndex) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, docno index) through Arrow's hash lookup on the bytes, a few chunks at a time."""
+    hits: list[np.ndarray] = []
+    codes: list[np.ndarray] = []
+    base = 0
+    chunks = run.docno.chunks
+    for g in range(0, len(chunks), 16):
+        group = pa.chunked_array(chunks[g : g + 16], type=run.docno.type)
+        for chunk in pc.index_in(group, value_set=index.doc_values).chunks:
+            n = len(chunk)
+            if chunk.null_count < n:
+                data = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[
+                    chunk.offset : chunk.offset + n
+                ]
+                if chunk.null_count:
+                    bits = np.frombuffer(chunk.buffers()[0], dtype=np.uint8)
+                    valid = np.unpackbits(bits, bitorder="little")[chunk.offset : chunk.offset + n]
+                    rows = np.flatnonzero(valid)
+                else:
+                    rows = np.arange(n)
+                hits.append(rows + base)
+                codes.append(data[rows].astype(np.int64))
+            base += n
+    hit = np.concatenate(hits) if hits else np.zeros(0, dtype=np.int64)
+    dcode = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)
+    return hit, dcode
+
+
+def _docno_codes(
+    docno: pa.ChunkedArray, out: np.ndarray | None = None, *, exact: bool = False
+) -> tuple[np.ndarray, Any]:
+    """A 64-bit code per docno, and (``exact=False``) whether every id fits in 8 bytes or
+    (``exact=True``) a per-row mask of the ids whose code is exact.
+
+    Ids of at most 8 bytes without NUL bytes are packed big-endian and zero-padded: an
+    order-preserving, collision-free code. Longer ids get a fingerprint of fixed-position 8-byte
+    words and the length; every equality found through a fingerprint is confirmed on the bytes.
+    Codes are written chunk by chunk into one array (``out`` when given).
     """
-    parts = []
+    codes = np.empty(len(docno), dtype=np.uint64) if out is None else out
+    fit = np.ones(len(docno), dtype=np.bool_) if exact else None
     all_short = True
+    at = 0
     for chunk in docno.chunks:
         n = len(chunk)
         if n == 0:
             continue
+        dest = codes[at : at + n]
+        dfit = fit[at : at + n] if fit is not None else None
+        at += n
         bufs = chunk.buffers()
         large = pa.types.is_large_binary(chunk.type) or pa.types.is_large_string(chunk.type)
         offs = np.frombuffer(bufs[1], dtype=np.int64 if large else np.int32)[
@@ -332,8 +423,10 @@ def _docno_codes(docno: pa.ChunkedArray) -> tuple[np.ndarray, bool]:
         lens = np.diff(offs)
         if lens.min() == 8 and lens.max() == 8 and offs[-1] - offs[0] == 8 * n:
             # the common case (MS MARCO-style ids): the data buffer is the code array
-            words = data[offs[0] : offs[-1]].view(">u8").astype(np.uint64)
-            parts.append(words)
+            words = data[offs[0] : offs[-1]]
+            dest[:] = words.view(">u8")
+            if dfit is not None and not words.all():  # an id with a NUL byte
+                dfit &= words.reshape(-1, 8).all(axis=1)
             continue
         pad = np.zeros(int(offs[-1]) + 8, dtype=np.uint8)
         pad[: int(offs[-1])] = data[: int(offs[-1])]
@@ -341,9 +434,15 @@ def _docno_codes(docno: pa.ChunkedArray) -> tuple[np.ndarray, bool]:
         first = view[offs[:-1]].astype(np.uint64)
         short = lens <= 8
         shift = (8 - np.minimum(lens, 8)).astype(np.uint64) * np.uint64(8)
-        mask = np.where(short, ~np.uint64(0) << shift, ~np.uint64(0))
-        mask[lens == 0] = 0
+        with np.errstate(over="ignore"):
+            mask = np.where(short & (lens > 0), ~np.uint64(0) << np.minimum(shift, 63), 0)
+        mask = np.where(lens >= 8, ~np.uint64(0), mask).astype(np.uint64)
         code = first & mask
+        if dfit is not None:
+            dfit &= short
+            if not data[offs[0] : offs[-1]].all():
+                nul = np.flatnonzero(data[offs[0] : offs[-1]] == 0) + offs[0]
+                dfit[np.searchsorted(offs, nul, side="right") - 1] = False
         if not short.all():
             all_short = False
             longs = np.flatnonzero(~short)
@@ -356,26 +455,39 @@ def _docno_codes(docno: pa.ChunkedArray) -> tuple[np.ndarray, bool]:
                 fp ^= mid + lens[longs].astype(np.uint64)
                 fp = fp * _MIX
             code[longs] = fp
-        parts.append(code)
-    if not parts:
-        return np.zeros(0, dtype=np.uint64), True
-    return (np.concatenate(parts) if len(parts) > 1 else parts[0]), all_short
+        dest[:] = code
+    return codes, (fit if exact else all_short)
 
 
-def find_duplicates(run: Run, run_qcode: np.ndarray) -> list[tuple[int, int]]:
+def _dup_keys(run: Run, run_qcode: np.ndarray, codes: np.ndarray | None = None) -> np.ndarray:
+    """A 64-bit mix of (query, docno code) per row; equal rows have equal keys.
+
+    ``codes`` (the docno codes, consumed: mixed in place) saves recomputing them."""
+    keys = codes if codes is not None else _docno_codes(run.docno)[0]
+    step = 1 << 20
+    with np.errstate(over="ignore"):
+        for a in range(0, keys.size, step):  # in place, a block at a time: no n-sized temporary
+            block = keys[a : a + step]
+            block *= _MIX
+            block += run_qcode[a : a + step].astype(np.uint64)
+    return keys
+
+
+def find_duplicates(
+    run: Run, run_qcode: np.ndarray, codes: np.ndarray | None = None
+) -> list[tuple[int, int]]:
     """Exact (first row, later row) pairs of one (qid, docno) appearing twice, in file order.
 
     Candidates come from a sort of 64-bit (query, docno) codes; each is confirmed on the bytes.
     """
-    codes, _ = _docno_codes(run.docno)
-    with np.errstate(over="ignore"):
-        keys = codes * _MIX + run_qcode.astype(np.uint64)
-    skeys = np.sort(keys)
-    dupvals = np.unique(skeys[1:][skeys[1:] == skeys[:-1]])
+    keys = _dup_keys(run, run_qcode, codes)
+    keys.sort()  # in place: one 8-byte array for the whole run
+    dupvals = np.unique(keys[1:][keys[1:] == keys[:-1]])
+    del keys
     if dupvals.size == 0:
         return []
-    rows = np.flatnonzero(np.isin(keys, dupvals))
-    docs = run.docno.take(pa.array(rows)).to_pylist()
+    rows = np.flatnonzero(np.isin(_dup_keys(run, run_qcode), dupvals))
+    docs = run.docno.take(from_numpy(rows)).to_pylist()
     first: dict[tuple[int, bytes], int] = {}
     pairs: list[tuple[int, int]] = []
     for r, d in zip(rows.tolist(), docs, strict=True):
@@ -535,9 +647,10 @@ def _tie_offsets(
     members = np.repeat(groups, sizes) + within
     member_group = np.repeat(np.arange(groups.size, dtype=np.int64), sizes)
     member_rows = members if row_of_pos is None else row_of_pos[members]
-    docs = docno.take(pa.array(member_rows))
-    table = pa.table({"g": pa.array(member_group), "d": docs})
-    order = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")]).to_numpy()
+    docs = docno.take(from_numpy(np.asarray(member_rows, dtype=np.int64)))
+    table = pa.table({"g": from_numpy(member_group), "d": docs})
+    order = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])
+    order = to_numpy(order)
     sorted_group = member_group[order]
     gfirst = np.searchsorted(sorted_group, np.arange(groups.size))
     rank_in_group = np.empty(total, dtype=np.int64)
@@ -570,42 +683,51 @@ def rank_piece(
 ) -> RankPiece:
     """Rank the judged rows of a joined run (§5.1 steps 1-3); every query is whole here."""
     run = joined.run
-    qcode = joined.qcode
     score = run.score
     jrows = joined.judged_rows
     jgrades = joined.judged_grades
     nq_all = index.num_queries
+    remap = joined.remap
+    nrun = len(joined.run_qids)
+    # queries are keyed by their run code (no run-sized remapped copy); rows of queries without
+    # judgments (and rows dropped by --dedupe) take no part
+    qk = joined.run_qcode
+    excluded = remap < 0
     if drop_rows is not None and drop_rows.size:
         keep_mask = np.ones(score.size, dtype=bool)
         keep_mask[drop_rows] = False
         keep_j = keep_mask[jrows]
         jrows, jgrades = jrows[keep_j], jgrades[keep_j]
-        qcode = np.where(keep_mask, qcode, -1)
-    # only rows of judged queries take part
-    judged_q = qcode >= 0
-    rows_sel = None if bool(judged_q.all()) else np.flatnonzero(judged_q)
-    qc = qcode if rows_sel is None else qcode[rows_sel]
+        rows_sel = np.flatnonzero(keep_mask & ~excluded[qk])
+    elif excluded.any():
+        rows_sel = np.flatnonzero(~excluded[qk])
+    else:
+        rows_sel = None
+    qc = qk if rows_sel is None else qk[rows_sel]
     sc = score if rows_sel is None else score[rows_sel]
-    counts = np.bincount(qc, minlength=nq_all).astype(np.int64)
+    counts_run = np.bincount(qc, minlength=nrun).astype(np.int64)
     jpos = jrows if rows_sel is None else np.searchsorted(rows_sel, jrows)
     # is the run grouped by query with non-increasing scores? (how runs are written)
     row_of_pos: np.ndarray | None = rows_sel
     m = qc.size
     ordered = True
+    change = None
+    first = np.zeros(min(m, 1), dtype=np.int64)
     if m > 1:
         change = qc[1:] != qc[:-1]
-        ordered = bool(np.all((sc[1:] <= sc[:-1]) | change))
-        if ordered:
-            block_q = qc[np.concatenate(([0], np.flatnonzero(change) + 1))]
-            ordered = np.unique(block_q).size == block_q.size
+        first = np.concatenate(([0], np.flatnonzero(change) + 1))
+        block_q = qc[first]
+        ordered = np.unique(block_q).size == block_q.size and bool(
+            np.all(np.logical_or(sc[1:] <= sc[:-1], change))
+        )
     if ordered:
         pos = jpos
         q_of, s_of = qc, sc
-        starts_q = np.zeros(nq_all, dtype=np.int64)
+        starts_q = np.zeros(nrun, dtype=np.int64)
         if m:
-            first = np.concatenate(([0], np.flatnonzero(qc[1:] != qc[:-1]) + 1))
             starts_q[qc[first]] = first
     else:
+        change = None
         order = np.lexsort((-sc, qc))  # stable: file order inside ties
         inv = np.empty(m, dtype=np.int64)
         inv[order] = np.arange(m, dtype=np.int64)
@@ -613,15 +735,22 @@ def rank_piece(
         del inv
         q_of, s_of = qc[order], sc[order]
         row_of_pos = order if rows_sel is None else rows_sel[order]
-        starts_q = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    stats = _tie_stats(q_of, s_of, starts_q, counts, index) if m else {}
-    jq = q_of[pos].astype(np.int64)
+        starts_q = np.concatenate(([0], np.cumsum(counts_run)[:-1]))
+    stats = _tie_stats(q_of, s_of, starts_q, counts_run, joined.run_qids, change) if m else {}
+    del change
+    counts = np.zeros(nq_all, dtype=np.int64)
+    judged_run = np.flatnonzero(remap >= 0)
+    counts[remap[judged_run]] = counts_run[judged_run]
+    jq_run = q_of[pos].astype(np.int64)
     if ties == "docno":
-        bstart = starts_q[jq]
-        gstart, offset = _tie_offsets(s_of, pos, bstart, bstart + counts[jq], run.docno, row_of_pos)
+        bstart = starts_q[jq_run]
+        gstart, offset = _tie_offsets(
+            s_of, pos, bstart, bstart + counts_run[jq_run], run.docno, row_of_pos
+        )
         jrank = gstart - bstart + 1 + offset
     else:
-        jrank = pos - starts_q[jq] + 1
+        jrank = pos - starts_q[jq_run] + 1
+    jq = remap[jq_run].astype(np.int64)
     if max_docs is not None:
         keep = jrank <= max_docs
         jq, jrank, jgrades = jq[keep], jrank[keep], jgrades[keep]
@@ -714,10 +843,16 @@ def rank(
 
 
 def _tie_stats(
-    q_of: np.ndarray, s_of: np.ndarray, starts_q: np.ndarray, counts: np.ndarray, index: QrelsIndex
+    q_of: np.ndarray,
+    s_of: np.ndarray,
+    starts_q: np.ndarray,
+    counts: np.ndarray,
+    qids: Sequence[bytes],
+    change: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Adjacent tied pairs, and the queries whose scores are all equal (ranked by docno alone)."""
-    same = (s_of[1:] == s_of[:-1]) & (q_of[1:] == q_of[:-1])
+    same = s_of[1:] == s_of[:-1]
+    same &= ~change if change is not None else q_of[1:] == q_of[:-1]
     present = np.flatnonzero(counts > 0)
     bstart = starts_q[present]
     order = np.argsort(bstart)
@@ -727,5 +862,5 @@ def _tie_stats(
     tied = present[(lo == hi) & (counts[present] > 1)]
     return {
         "tied_pairs": int(np.count_nonzero(same)),
-        "all_tied": sorted(index.qids[i].decode("utf-8") for i in tied.tolist()),
+        "all_tied": sorted(qids[i].decode("utf-8") for i in tied.tolist()),
     }

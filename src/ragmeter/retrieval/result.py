@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from ragmeter import status as st
 from ragmeter._version import __version__
+from ragmeter.io.arrowutil import from_numpy, repeat_string, strings, to_numpy
 from ragmeter.io.jsonutil import dumps
 from ragmeter.result import SAMPLES_SCHEMA, Aggregate, Result
 
@@ -75,6 +76,7 @@ def build_result(
     options: Mapping[str, Any],
     zscores: ZScores | None,
     warnings: list[str],
+    run_qids: list[str] | None = None,
 ) -> RetrievalResult:
     """Assemble the Result from per-query values (the engine's last step)."""
     names = options.get("names", "as-requested")
@@ -96,8 +98,8 @@ def build_result(
     relstrings: dict[str, list[str]] = {}
     zper: dict[str, list[float]] = {}
     zsum: dict[str, float] = {}
-    qid_arr = pa.array(qids, pa.string())
-    status_arr = pa.array(status.tolist(), pa.string())
+    qid_arr = strings(qids)
+    status_arr = strings(status.tolist())
     for m in measures:
         kind = m.fam.kind
         v = values[m]
@@ -117,8 +119,8 @@ def build_result(
         if m.per_query and m.family != "relstring":
             arr = np.asarray(v, dtype=np.float64)
             ids_col.append(qid_arr)
-            metric_col.append(pa.array([canonical] * count, pa.string()))
-            value_col.append(pa.array(arr))
+            metric_col.append(repeat_string(canonical, count))
+            value_col.append(from_numpy(arr))
             status_col.append(status_arr)
         if zscores is not None and m.family not in ("runid", "relstring"):
             zname = m.trec_name or printed
@@ -143,7 +145,8 @@ def build_result(
     missing = [q for q, miss in zip(qids, ranking.missing.tolist(), strict=True) if miss]
     all_judged = [q.decode("utf-8") for q in _all_judged(qrels)]
     judged_set = set(all_judged)
-    run_qids = run.qid_values()
+    if run_qids is None:
+        run_qids = run.qid_values()
     evaluated_set = set(qids)
     skipped = [q for q in all_judged if q not in evaluated_set]
     meta_options = dict(options)
@@ -259,17 +262,17 @@ class RetrievalResult(Result):
         import pyarrow.compute as pc
 
         qids = self.qids
-        cols: dict[str, pa.Array] = {"qid": pa.array(qids, pa.string())}
+        cols: dict[str, pa.Array] = {"qid": strings(qids)}
         metric = self.samples.column("metric")
+        names = [m["canonical"] for m in self.measures]
+        which = to_numpy(pc.index_in(metric, value_set=strings(names)), fill=-1)
         for m in self.measures:
             if not m.get("per_query", True):
                 continue
             if m["family"] == "relstring":
-                cols[m["name"]] = pa.array(
-                    self._r.get("relstring", {}).get(m["name"], []), pa.string()
-                )
+                cols[m["name"]] = strings(self._r.get("relstring", {}).get(m["name"], []))
                 continue
-            rows = self.samples.filter(pc.equal(metric, m["canonical"]))
+            rows = self.samples.filter(from_numpy(which == names.index(m["canonical"])))
             vals = rows.column("value")
             if m.get("kind") == "count":
                 vals = vals.cast(pa.int64())

@@ -217,7 +217,7 @@ def evaluate_stream_with(
         raise InputError(
             "no data lines (expected lines of 6 fields: qid Q0 docno rank score tag)", path=name
         )
-    if not pieces or not (pieces[0].counts > 0).any():
+    if not pieces or not any((p.counts > 0).any() for p in pieces if p.counts.size):
         q_examples = ", ".join(f"'{q.decode('utf-8', 'replace')}'" for q in index.qids[:2])
         r_examples = ", ".join(f"'{q.decode('utf-8', 'replace')}'" for q in sorted(info.qids)[:2])
         raise UsageError(
@@ -230,7 +230,7 @@ def evaluate_stream_with(
             info.sha256 = sha256_file(source)
         except InputError:
             info.sha256 = None
-    return evaluator._finish(info, pieces, dropped, unjudged)
+    return evaluator._finish(info, pieces, dropped, unjudged, run_qids=list(info.qids))
 
 
 def evaluate_stream(
