@@ -197,6 +197,16 @@ def write_variants(out: Path, *, seed: int) -> None:
         shutil.copyfileobj(src, dst, 1 << 20)
 
 
+def write_qrels_only(
+    path: Path, *, seed: int = SEED, queries: int = QUERIES, depth: int = DEPTH
+) -> None:
+    """The binary qrels of a data set, without writing its run (for the streaming benchmark)."""
+    with open(path, "w", encoding="ascii") as qb:
+        for qid, _docs, _scores, binary, _graded in generate(seed, queries, depth):
+            for d in binary:
+                qb.write(f"{qid} 0 D{d:07d} 1\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("benchmarks/data/retrieval"))

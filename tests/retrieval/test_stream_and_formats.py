@@ -271,3 +271,17 @@ def test_cli_output_options(write, tmp_path):
 def test_cli_is_listed_in_ragmeter_help():
     res = invoke("--help")
     assert res.code == 0 and "trec" in res.stdout
+
+
+def test_demo_example_evaluates():
+    """The synthetic example behind `make demo`: both systems evaluate; hybrid beats bm25."""
+    from tests.helpers import REPO
+
+    ex = REPO / "examples" / "retrieval"
+    results = {
+        s: evaluate(ex / "qrels.txt", ex / f"{s}.run", ["map", "nDCG@10", "RR@10", "R@50", "P.10"])
+        for s in ("bm25", "hybrid")
+    }
+    assert results["bm25"].summary.keys() == results["hybrid"].summary.keys()
+    assert len(results["bm25"].qids) == 30 and results["bm25"].warnings == []
+    assert results["hybrid"].summary["nDCG@10"] > results["bm25"].summary["nDCG@10"]

@@ -122,6 +122,13 @@ class Evaluator:
     def evaluate(self, run: Any) -> RetrievalResult:
         """Evaluate one run (any input of §4.5) and return its :class:`RetrievalResult`."""
         run = as_run(run)
+        piece, dropped, joined = self._piece(run, require_overlap=True)
+        return self._finish(
+            run, [piece], dropped, set(joined.unjudged_qids), run_qids=joined.run_qids
+        )
+
+    def _piece(self, run: Run, *, require_overlap: bool) -> tuple[K.RankPiece, int, K.JoinedRun]:
+        """Join, check duplicates and rank one run (or one batch of whole queries)."""
         opts = self.options
         codes = K._qid_codes(run.qid)
         doc_codes, exact = K._docno_codes(run.docno, exact=True)
@@ -130,7 +137,7 @@ class Evaluator:
             # the same array (mixed in place, so the run costs one 8-byte array here)
             joined = K.join_run(run, self.index, codes, (doc_codes, exact))
             del exact
-            if not joined.any_judged:
+            if require_overlap and not joined.any_judged:
                 raise self._no_overlap(run, joined)
             dups = K.find_duplicates(run, codes[1], doc_codes)
             del doc_codes
@@ -140,7 +147,7 @@ class Evaluator:
             # the duplicate check runs on a worker thread while the run is joined and ranked
             check = K.DuplicateCheck(run, codes[1])
             joined = K.join_run(run, self.index, codes)
-            if not joined.any_judged:
+            if require_overlap and not joined.any_judged:
                 check.result()
                 raise self._no_overlap(run, joined)
             piece = K.rank_piece(joined, self.index, max_docs=opts.max_docs, ties=opts.ties)
@@ -155,9 +162,7 @@ class Evaluator:
             piece = K.rank_piece(
                 joined, self.index, max_docs=opts.max_docs, ties=opts.ties, drop_rows=drop
             )
-        return self._finish(
-            run, [piece], dropped, set(joined.unjudged_qids), run_qids=joined.run_qids
-        )
+        return piece, dropped, joined
 
     def evaluate_stream(self, source: Any, *, batch_rows: int = 2_000_000) -> RetrievalResult:
         """Evaluate a run file grouped by query in bounded memory (``--stream``, §9.7)."""

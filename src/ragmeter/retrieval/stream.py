@@ -157,7 +157,6 @@ def evaluate_stream_with(
         raise UsageError(f"--batch-rows needs an integer ≥ 1, not {batch_rows}", command="trec")
     name = display_name(source)
     info = _RunInfo(name)
-    opts = evaluator.options
     index = evaluator.index
     finished: set[bytes] = set()
     pieces: list[K.RankPiece] = []
@@ -167,23 +166,13 @@ def evaluate_stream_with(
 
     def evaluate_batch(batch: Run) -> None:
         nonlocal dropped
-        joined = K.join_run(batch, index)
+        piece, n_dropped, joined = evaluator._piece(batch, require_overlap=False)
+        dropped += n_dropped
         unjudged.update(joined.unjudged_qids)
-        dups = K.find_duplicates(batch, joined.run_qcode)
-        drop = None
-        if dups:
-            if opts.dedupe is None:
-                first = min(dups, key=lambda p: p[1])
-                raise K.duplicate_error(batch, joined.run_qids, joined.run_qcode, first)
-            drop = K.dedupe_rows(batch, dups, opts.dedupe)
-            dropped += int(drop.size)
-        pieces.append(
-            K.rank_piece(joined, index, max_docs=opts.max_docs, ties=opts.ties, drop_rows=drop)
-        )
+        pieces.append(piece)
         # counts of the whole batch suffice: keep only judged rows and a running count
         if len(pieces) > 1:
-            first_piece = pieces[0]
-            first_piece.counts += pieces[-1].counts
+            pieces[0].counts += pieces[-1].counts
             pieces[-1].counts = np.zeros(0, dtype=np.int64)
 
     carried: list[Part] = []
