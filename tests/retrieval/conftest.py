@@ -33,3 +33,10 @@ def write(tmp_path: Path):
         return str(p)
 
     return _write
+
+
+def pytest_collection_modifyitems(items):
+    """Evaluations warn about skipped and ignored queries (RagmeterWarning, also recorded in
+    Result.warnings); tests that check warnings use pytest.warns, the rest need not list them."""
+    for item in items:
+        item.add_marker(pytest.mark.filterwarnings("ignore::ragmeter.warnings.RagmeterWarning"))

@@ -375,3 +375,14 @@ def test_result_canonical_names_match_the_registry():
     res = evaluate(QRELS, RUN, ["all_trec", "RR@10", "Judged@5", "nDCG(gain=exp)@10"])
     for canonical in res.aggregates:
         assert registry.resolve(f"retrieval.{canonical}").canonical == canonical
+
+
+def test_warnings_are_issued_and_recorded():
+    from ragmeter.warnings import RagmeterWarning
+
+    with pytest.warns(RagmeterWarning, match="was skipped: 302"):
+        res = evaluate(QRELS, DATA / "results.trunc", ["map"])
+    assert res.warnings == [
+        f"1 judged query has no results in {DATA / 'results.trunc'} and was skipped: 302 "
+        "(use -c to score missing queries as 0)"
+    ]

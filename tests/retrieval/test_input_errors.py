@@ -380,3 +380,18 @@ def test_object_locations_in_python_errors():
     assert (
         str(exc.value) == "run['q1']['d1']: score 'abc' is not a number (expected a finite number)"
     )
+
+
+def test_bz2_and_zstd_inputs(tmp_path, write):
+    import bz2
+
+    import pyarrow as pa
+
+    qp = write("q.txt", QRELS)
+    b = tmp_path / "run.txt.bz2"
+    b.write_bytes(bz2.compress(RUN.encode()))
+    assert _cli("-m", "map", qp, str(b)).stdout == EXPECTED_MAP
+    z = tmp_path / "run.txt.zst"
+    with pa.CompressedOutputStream(str(z), "zstd") as out:
+        out.write(RUN.encode())
+    assert _cli("-m", "map", qp, str(z)).stdout == EXPECTED_MAP

@@ -453,14 +453,24 @@ def _parse_lines(
         if exact_fields and nfields != min_fields:
             check()
         col_names = [*names, *(f"_extra{i}" for i in range(nfields - len(names)))]
-        fast_types = {k: pa.string() for k in types} if trim else dict(types)
         try:
             src = pa.BufferReader(inp.data) if inp.data is not None else inp.path
-            table = _csv_read(src, col_names, fast_types, delimiter)
+            # numbers parse with their padding; ids are checked for padding below
+            table = _csv_read(src, col_names, types, delimiter)
         except pa.ArrowInvalid:
             table = None
-        if table is not None and trim:
-            table = _trim_columns(table, types)
+        if (
+            table is not None
+            and trim
+            and any(_has_space(table.column(k)) for k, t in types.items() if not _is_number(t))
+        ):
+            try:
+                src = pa.BufferReader(inp.data) if inp.data is not None else inp.path
+                table = _csv_read(src, col_names, {k: pa.string() for k in types}, delimiter)
+            except pa.ArrowInvalid:
+                table = None
+            if table is not None:
+                table = _trim_columns(table, types)
     if table is None:
         raw = inp.data
         if raw is None:
@@ -483,6 +493,26 @@ def _parse_lines(
             check()
             raise InputError(f"cannot parse ({exc})", path=inp.name) from None
     return table
+
+
+def _is_number(typ: pa.DataType) -> bool:
+    return pa.types.is_floating(typ) or pa.types.is_integer(typ)
+
+
+def _has_space(col: pa.ChunkedArray) -> bool:
+    """Whether any value of a binary (or dictionary of binary) column holds a space byte."""
+    for chunk in col.chunks:
+        if pa.types.is_dictionary(chunk.type):
+            chunk = chunk.dictionary
+        bufs = chunk.buffers()
+        if len(chunk) == 0 or bufs[2] is None:
+            continue
+        large = pa.types.is_large_binary(chunk.type) or pa.types.is_large_string(chunk.type)
+        offs = np.frombuffer(bufs[1], dtype=np.int64 if large else np.int32)
+        lo, hi = int(offs[chunk.offset]), int(offs[chunk.offset + len(chunk)])
+        if (np.frombuffer(bufs[2], dtype=np.uint8)[lo:hi] == 32).any():
+            return True
+    return False
 
 
 def _trim_columns(table: pa.Table, types: dict[str, pa.DataType]) -> pa.Table | None:

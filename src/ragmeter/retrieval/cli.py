@@ -384,7 +384,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             print(f"ragmeter {__version__} (trec_eval 10.0 compatible)")
             return 0
-        text = _run(cfg)
+        import warnings
+
+        from ragmeter.warnings import RagmeterWarning
+
+        with warnings.catch_warnings():
+            # the command prints its warnings itself, as "ragmeter trec: warning: …"
+            warnings.simplefilter("ignore", RagmeterWarning)
+            text = _run(cfg)
         if cfg["output"]:
             from ragmeter.io.files import atomic_write
 

@@ -8,6 +8,8 @@ number of runs, from any number of threads: nothing is cached between calls
 from __future__ import annotations
 
 import os
+import sys
+import warnings as pywarnings
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -21,6 +23,7 @@ from ragmeter.retrieval.measures import MEASURES, Context
 from ragmeter.retrieval.names import ULTRARAG_KS, Measure, parse_measures
 from ragmeter.retrieval.result import RetrievalResult, build_result
 from ragmeter.retrieval.zscores import ZScores, read_zscores
+from ragmeter.warnings import RagmeterWarning
 
 __all__ = ["Evaluator", "Options", "evaluate"]
 
@@ -72,6 +75,14 @@ class Options:
             raise bad(f"bad dedupe '{self.dedupe}' (expected first or max)")
         if self.names not in ("as-requested", "trec", "ir"):
             raise bad(f"bad names '{self.names}' (expected as-requested, trec or ir)")
+
+
+def _caller_level() -> int:
+    """The stack level of the first frame outside ragmeter (where a warning belongs)."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("ragmeter."):
+        frame, level = frame.f_back, level + 1
+    return level - 1
 
 
 def _preview(values: Sequence[str], limit: int = 5) -> str:
@@ -143,9 +154,11 @@ class Evaluator:
             del doc_codes
             piece = K.rank_piece(joined, self.index, max_docs=opts.max_docs, ties=opts.ties)
         else:
-            del doc_codes, exact
-            # the duplicate check runs on a worker thread while the run is joined and ranked
-            check = K.DuplicateCheck(run, codes[1])
+            del exact
+            # the duplicate check (on the docno fingerprints, mixed in place) runs on a worker
+            # thread while the run is joined and ranked
+            check = K.DuplicateCheck(run, codes[1], codes=doc_codes)
+            del doc_codes
             joined = K.join_run(run, self.index, codes)
             if require_overlap and not joined.any_judged:
                 check.result()
@@ -197,6 +210,9 @@ class Evaluator:
             )
         base = rankings[opts.judged_only]
         warnings += self._query_warnings(run, sorted(unjudged), base)
+        level = _caller_level()
+        for text in warnings:  # also issued, so that Python's warning filters apply
+            pywarnings.warn(text, RagmeterWarning, stacklevel=level)
         values: dict[Measure, Any] = {}
         contexts: dict[tuple[bool, int], Context] = {}
         for m in self.measures:

@@ -428,6 +428,25 @@ def _docno_codes(
             if dfit is not None and not words.all():  # an id with a NUL byte
                 dfit &= words.reshape(-1, 8).all(axis=1)
             continue
+        length = int(lens[0])
+        if length > 8 and lens.min() == lens.max() and offs[-1] - offs[0] == length * n:
+            # fixed-length long ids (40-byte MS MARCO v2.1 segments): words from a byte matrix
+            mat = data[offs[0] : offs[-1]].reshape(n, length)
+            first = np.ascontiguousarray(mat[:, :8]).view(">u8").ravel().astype(np.uint64)
+            last = np.ascontiguousarray(mat[:, -8:]).view(">u8").ravel().astype(np.uint64)
+            mid_at = (length - 8) // 2
+            mid = np.ascontiguousarray(mat[:, mid_at : mid_at + 8]).view(">u8").ravel()
+            with np.errstate(over="ignore"):
+                fp = first * _MIX
+                fp ^= last + np.uint64(0x632BE59BD9B4E019)
+                fp *= _MIX
+                fp ^= mid.astype(np.uint64) + np.uint64(length)
+                fp *= _MIX
+            dest[:] = fp
+            all_short = False
+            if dfit is not None:
+                dfit[:] = False
+            continue
         pad = np.zeros(int(offs[-1]) + 8, dtype=np.uint8)
         pad[: int(offs[-1])] = data[: int(offs[-1])]
         view = np.ndarray(buffer=pad, dtype=">u8", shape=(pad.size - 7,), strides=(1,))
@@ -487,7 +506,7 @@ def find_duplicates(
     if dupvals.size == 0:
         return []
     rows = np.flatnonzero(np.isin(_dup_keys(run, run_qcode), dupvals))
-    docs = run.docno.take(from_numpy(rows)).to_pylist()
+    docs = take_rows(run.docno, rows).to_pylist()
     first: dict[tuple[int, bytes], int] = {}
     pairs: list[tuple[int, int]] = []
     for r, d in zip(rows.tolist(), docs, strict=True):
@@ -533,15 +552,22 @@ def dedupe_rows(run: Run, pairs: list[tuple[int, int]], policy: str) -> np.ndarr
 class DuplicateCheck:
     """The run's duplicate check, started on a worker thread (numpy's sort releases the GIL)."""
 
-    def __init__(self, run: Run, run_qcode: np.ndarray, *, background: bool = True) -> None:
+    def __init__(
+        self,
+        run: Run,
+        run_qcode: np.ndarray,
+        *,
+        codes: np.ndarray | None = None,
+        background: bool = True,
+    ) -> None:
         self._pool: ThreadPoolExecutor | None = None
         self._future: Future[list[tuple[int, int]]] | None = None
         self._result: list[tuple[int, int]] | None = None
         if background and len(run) > 200_000:
             self._pool = ThreadPoolExecutor(max_workers=1)
-            self._future = self._pool.submit(find_duplicates, run, run_qcode)
+            self._future = self._pool.submit(find_duplicates, run, run_qcode, codes)
         else:
-            self._result = find_duplicates(run, run_qcode)
+            self._result = find_duplicates(run, run_qcode, codes)
 
     def result(self) -> list[tuple[int, int]]:
         if self._result is None:
@@ -582,6 +608,41 @@ class Ranking:
     @property
     def num_queries(self) -> int:
         return len(self.qids)
+
+
+def _stable_argsort_codes(codes: np.ndarray) -> np.ndarray:
+    """Stable argsort of non-negative integer codes: radix sorts on 16-bit digits."""
+    if codes.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    top = int(codes.max())
+    if top < 1 << 16:
+        return np.argsort(codes.astype(np.uint16), kind="stable")
+    low = np.argsort((codes & 0xFFFF).astype(np.uint16), kind="stable")
+    high = np.argsort((codes[low] >> 16).astype(np.uint16), kind="stable")
+    return low[high]
+
+
+def take_rows(arr: pa.ChunkedArray, rows: np.ndarray) -> pa.Array:
+    """``arr[rows]`` for a chunked array, chunk by chunk (Arrow's take on a chunked array may
+    first concatenate every chunk, which costs the whole column for a few rows)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if arr.num_chunks == 1:
+        return arr.chunk(0).take(from_numpy(rows))
+    if rows.size == 0:
+        return arr.chunk(0).slice(0, 0)
+    bounds = np.cumsum([0] + [len(c) for c in arr.chunks])
+    which = np.searchsorted(bounds, rows, side="right") - 1
+    order = np.argsort(which, kind="stable")
+    parts = []
+    sorted_which = which[order]
+    cuts = np.flatnonzero(np.diff(sorted_which)) + 1
+    for idx in np.split(order, cuts):
+        c = int(which[idx[0]])
+        parts.append(arr.chunk(c).take(from_numpy(rows[idx] - bounds[c])))
+    taken = pa.concat_arrays(parts)
+    inverse = np.empty(rows.size, dtype=np.int64)
+    inverse[order] = np.arange(rows.size, dtype=np.int64)
+    return taken.take(from_numpy(inverse))
 
 
 def _bisect_equal(
@@ -647,7 +708,7 @@ def _tie_offsets(
     members = np.repeat(groups, sizes) + within
     member_group = np.repeat(np.arange(groups.size, dtype=np.int64), sizes)
     member_rows = members if row_of_pos is None else row_of_pos[members]
-    docs = docno.take(from_numpy(np.asarray(member_rows, dtype=np.int64)))
+    docs = take_rows(docno, member_rows)
     table = pa.table({"g": from_numpy(member_group), "d": docs})
     order = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])
     order = to_numpy(order)
@@ -728,7 +789,11 @@ def rank_piece(
             starts_q[qc[first]] = first
     else:
         change = None
-        order = np.lexsort((-sc, qc))  # stable: file order inside ties
+        # sort by (query, score descending): a float argsort, then a stable radix sort of the
+        # query codes. With --ties docno the float sort need not be stable (the docnos of tied
+        # rows decide later); with --ties file it keeps file order inside ties.
+        order = np.argsort(-sc, kind="stable" if ties == "file" else None)
+        order = order[_stable_argsort_codes(qc[order])]
         inv = np.empty(m, dtype=np.int64)
         inv[order] = np.arange(m, dtype=np.int64)
         pos = inv[jpos]
