@@ -395,3 +395,32 @@ def test_bz2_and_zstd_inputs(tmp_path, write):
     with pa.CompressedOutputStream(str(z), "zstd") as out:
         out.write(RUN.encode())
     assert _cli("-m", "map", qp, str(z)).stdout == EXPECTED_MAP
+
+
+@pytest.mark.parametrize("segment", [4096, 16384])
+def test_memory_mapped_segments_parse_like_the_whole_file(monkeypatch, segment, write):
+    """Large files are parsed through a memory map a segment at a time: same result."""
+    import ragmeter.io.trec as trec_io
+
+    whole = invoke(
+        "trec",
+        "-q",
+        "-m",
+        "all_trec",
+        str(CONFORMANCE / "trec_eval" / "qrels.test"),
+        str(CONFORMANCE / "trec_eval" / "results.test"),
+    )
+    monkeypatch.setattr(trec_io, "_SEGMENT", segment)
+    mapped = invoke(
+        "trec",
+        "-q",
+        "-m",
+        "all_trec",
+        str(CONFORMANCE / "trec_eval" / "qrels.test"),
+        str(CONFORMANCE / "trec_eval" / "results.test"),
+    )
+    assert mapped.stdout == whole.stdout == (CONFORMANCE / "trec_eval" / "out.test.aq").read_text()
+    body = "".join(f"q1 Q0 d{i} {i} {1000 - i} r\n" for i in range(3000)) + "q1 Q0 dz 1 abc r\n"
+    bad = write("big.txt", body)
+    res = invoke("trec", write("q.txt", "q1 0 d5 1\n"), bad)
+    assert res.code == 2 and res.stderr.startswith(f"{bad}:3001: score 'abc' is not a number")

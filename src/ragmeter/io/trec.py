@@ -372,6 +372,52 @@ def _line_bounds(out: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ls[keep], le[keep]
 
 
+_SEGMENT = int(os.environ.get("RAGMETER_MMAP_SEGMENT", 64 << 20))  # bytes of a memory-mapped file parsed at a time
+
+
+def _csv_read_mapped(
+    path: str, names: list[str], types: dict[str, pa.DataType], delimiter: str
+) -> pa.Table:
+    """Parse a large file through a memory map, a newline-aligned segment at a time.
+
+    Parsing straight from the page cache saves copying the file (about a third of the parse's
+    CPU); each parsed segment's pages are then dropped from this process (MADV_DONTNEED; the
+    page cache keeps them), so the mapped file never adds more than a segment to the peak RSS.
+    """
+    import mmap
+
+    with open(path, "rb") as fh:
+        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    size = len(mm)
+    view = memoryview(mm)
+    tables = []
+    pos = 0
+    page = mmap.PAGESIZE
+    try:
+        while pos < size:
+            end = min(pos + _SEGMENT, size)
+            if end < size:
+                nl = mm.find(b"\n", end)
+                end = size if nl < 0 else nl + 1
+            tables.append(
+                _csv_read(pa.BufferReader(pa.py_buffer(view[pos:end])), names, types, delimiter)
+            )
+            done = (end // page) * page
+            start = (pos // page) * page
+            if done > start and hasattr(mm, "madvise"):
+                mm.madvise(mmap.MADV_DONTNEED, start, done - start)
+            pos = end
+    finally:
+        view.release()
+    table = pa.concat_tables(tables)
+    del tables
+    try:
+        mm.close()
+    except BufferError:  # an Arrow buffer still points into the map: it stays until released
+        pass
+    return table
+
+
 def _normalise_chunk(chunk: np.ndarray, nfields: int, truncate: bool) -> np.ndarray:
     """Whitespace runs → one space, no leading or trailing space, comment lines emptied.
 
@@ -454,9 +500,12 @@ def _parse_lines(
             check()
         col_names = [*names, *(f"_extra{i}" for i in range(nfields - len(names)))]
         try:
-            src = pa.BufferReader(inp.data) if inp.data is not None else inp.path
             # numbers parse with their padding; ids are checked for padding below
-            table = _csv_read(src, col_names, types, delimiter)
+            if inp.data is None and _SEGMENT and os.path.getsize(inp.path) > _SEGMENT:  # type: ignore[arg-type]
+                table = _csv_read_mapped(inp.path, col_names, types, delimiter)  # type: ignore[arg-type]
+            else:
+                src = pa.BufferReader(inp.data) if inp.data is not None else inp.path
+                table = _csv_read(src, col_names, types, delimiter)
         except pa.ArrowInvalid:
             table = None
         if (
