@@ -13,6 +13,7 @@ pyarrow tables, and ir_measures ``ScoredDoc``/``Qrel`` tuples.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import os
@@ -372,7 +373,8 @@ def _line_bounds(out: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ls[keep], le[keep]
 
 
-_SEGMENT = int(os.environ.get("RAGMETER_MMAP_SEGMENT", 64 << 20))  # bytes of a memory-mapped file parsed at a time
+# bytes of a memory-mapped file parsed at a time (0 turns the mapped read off)
+_SEGMENT = int(os.environ.get("RAGMETER_MMAP_SEGMENT", 64 << 20))
 
 
 def _csv_read_mapped(
@@ -411,10 +413,8 @@ def _csv_read_mapped(
         view.release()
     table = pa.concat_tables(tables)
     del tables
-    try:
+    with contextlib.suppress(BufferError):  # an Arrow buffer may still point into the map
         mm.close()
-    except BufferError:  # an Arrow buffer still points into the map: it stays until released
-        pass
     return table
 
 
