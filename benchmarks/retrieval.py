@@ -6,10 +6,11 @@
 
 specs/retrieval.md §9: the data of ``benchmarks.gen_retrieval`` (generated when missing, its
 counts checked); every contender runs as a child process, a warm-up run first and then ``--reps``
-interleaved runs (A B C A B C …); wall time is spawn to exit with stdout to a file, peak RSS comes
-from ``os.wait4`` for that child. Before any timing counts, ragmeter's values are checked against
-trec_eval's printed values (4 decimals) and pytrec_eval's (1e-9). The script prints medians,
-min–max, the ratios against each requirement, pass or fail, and the machine and versions.
+interleaved runs in a rotating order (A B C, B C A, C A B, …); wall time is spawn to exit with
+stdout to a file, peak RSS comes from ``os.wait4`` for that child. Before any timing counts,
+ragmeter's values are checked against trec_eval's printed values (4 decimals) and pytrec_eval's
+(1e-9). The script prints medians, min–max, the ratios against each requirement, pass or fail,
+and the machine and versions.
 
 trec_eval is found through ``--trec-eval``, ``$TREC_EVAL``, ``$RAGMETER_TREC_EVAL`` or ``PATH``;
 build it yourself from https://github.com/usnistgov/trec_eval (tag v10.0) with ``-O2`` added to
@@ -314,8 +315,12 @@ def main(argv: list[str] | None = None) -> int:
                 + (" = pytrec_eval (1e-9)" if pt_out else "")
             )
             loads = []
-            for _ in range(args.reps):
-                for c in contenders:
+            for rep in range(args.reps):
+                # rotate the order (A B C, B C A, C A B, …): on a VM the process that runs right
+                # after a large free pays for re-touching that memory (pytrec_eval frees 1.2 GB),
+                # so no tool may always follow the same one
+                k = rep % len(contenders)
+                for c in contenders[k:] + contenders[:k]:
                     wall, rss = run_child(c, tmp / f"{case}.{c.name}.out")
                     c.walls.append(wall)
                     c.rss.append(rss)

@@ -373,8 +373,7 @@ def _line_bounds(out: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ls[keep], le[keep]
 
 
-# bytes of a memory-mapped file parsed at a time (0 turns the mapped read off)
-_SEGMENT = int(os.environ.get("RAGMETER_MMAP_SEGMENT", 64 << 20))
+_SEGMENT = 64 << 20  # bytes of a memory-mapped file parsed at a time
 
 
 def _csv_read_mapped(

@@ -144,15 +144,16 @@ class Evaluator:
         codes = K._qid_codes(run.qid)
         doc_codes, exact = K._docno_codes(run.docno, exact=True)
         if exact.all():
-            # ids of at most 8 bytes: join through the packed codes, then check duplicates on
-            # the same array (mixed in place, so the run costs one 8-byte array here)
+            # ids of at most 8 bytes: join through the packed codes; the duplicate check mixes
+            # the same array in place on a worker thread while the run is ranked
             joined = K.join_run(run, self.index, codes, (doc_codes, exact))
             del exact
             if require_overlap and not joined.any_judged:
                 raise self._no_overlap(run, joined)
-            dups = K.find_duplicates(run, codes[1], doc_codes)
+            check = K.DuplicateCheck(run, codes[1], codes=doc_codes)
             del doc_codes
             piece = K.rank_piece(joined, self.index, max_docs=opts.max_docs, ties=opts.ties)
+            dups = check.result()
         else:
             del exact
             # the duplicate check (on the docno fingerprints, mixed in place) runs on a worker

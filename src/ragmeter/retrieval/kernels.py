@@ -15,8 +15,8 @@ trec_eval adds them (:func:`seg_cumsum`), never as differences of a prefix sum a
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -550,7 +550,11 @@ def dedupe_rows(run: Run, pairs: list[tuple[int, int]], policy: str) -> np.ndarr
 
 
 class DuplicateCheck:
-    """The run's duplicate check, started on a worker thread (numpy's sort releases the GIL)."""
+    """The run's duplicate check, started on a worker thread (numpy's sort releases the GIL).
+
+    A plain thread, not concurrent.futures: that module imports logging, and ``ragmeter trec``
+    keeps its imports lean.
+    """
 
     def __init__(
         self,
@@ -560,22 +564,30 @@ class DuplicateCheck:
         codes: np.ndarray | None = None,
         background: bool = True,
     ) -> None:
-        self._pool: ThreadPoolExecutor | None = None
-        self._future: Future[list[tuple[int, int]]] | None = None
         self._result: list[tuple[int, int]] | None = None
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
         if background and len(run) > 200_000:
-            self._pool = ThreadPoolExecutor(max_workers=1)
-            self._future = self._pool.submit(find_duplicates, run, run_qcode, codes)
+            self._thread = threading.Thread(
+                target=self._work, args=(run, run_qcode, codes), daemon=True
+            )
+            self._thread.start()
         else:
             self._result = find_duplicates(run, run_qcode, codes)
 
+    def _work(self, run: Run, run_qcode: np.ndarray, codes: np.ndarray | None) -> None:
+        try:
+            self._result = find_duplicates(run, run_qcode, codes)
+        except BaseException as exc:  # re-raised in the caller's thread
+            self._error = exc
+
     def result(self) -> list[tuple[int, int]]:
-        if self._result is None:
-            assert self._future is not None and self._pool is not None
-            try:
-                self._result = self._future.result()
-            finally:
-                self._pool.shutdown(wait=False)
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
         return self._result
 
 

@@ -17,7 +17,6 @@ one) and the spelling it was requested in.
 
 from __future__ import annotations
 
-import ast
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -935,6 +934,8 @@ def _ir_value(text: str, name: str) -> Any:
     if text[:1] in "'\"" and text[-1:] == text[:1] and len(text) >= 2:
         return text[1:-1]
     if text.startswith("{"):
+        import ast
+
         try:
             value = ast.literal_eval(text)  # never eval: literals only
         except (ValueError, SyntaxError):
