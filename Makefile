@@ -42,8 +42,14 @@ $(ORACLE_VENV)/.installed:
 
 oracle: $(ORACLE_VENV)/.installed
 
+# For now: both systems of the synthetic retrieval example against its qrels (a later issue
+# grows this into the whole runner).
 demo: $(VENV)/.core-installed
-	$(BIN)/ragmeter trec -m official -m nDCG@10 examples/retrieval/qrels.txt examples/retrieval/bm25.run
+	@for system in bm25 hybrid; do \
+	  echo "== $$system: examples/retrieval/$$system.run (synthetic example)"; \
+	  $(BIN)/ragmeter trec -m map -m nDCG@10 -m RR@10 -m R@50 -m P.10 \
+	    examples/retrieval/qrels.txt examples/retrieval/$$system.run || exit $$?; \
+	done
 
 test: $(VENV)/.dev-installed $(ORACLE_VENV)/.installed
 	$(BIN)/ruff check .

@@ -1,35 +1,26 @@
 """``ragmeter compare QRELS RUN_A RUN_B`` on trec_eval's own test files (TREC mode).
 
-TREC mode scores runs with the retrieval engine, which lands on main from the ``retrieval``
-branch; until both branches are merged these tests skip with that reason. They pass against the
-retrieval branch at 88c8edd (checked in a scratch tree that combined both).
+TREC mode scores runs with the retrieval engine; the per-query values are checked against
+pytrec_eval and the p-values against scipy.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import numpy as np
-import pytest
+import pytrec_eval
 from scipy import stats as sps
 
 from tests.helpers import CONFORMANCE, invoke
 
 TREC = CONFORMANCE / "trec_eval"
-if importlib.util.find_spec("ragmeter.retrieval") is None or not (TREC / "qrels.test").exists():
-    pytest.skip(
-        "the retrieval engine and its trec_eval fixtures are not merged into this branch yet",
-        allow_module_level=True,
-    )
 QRELS = TREC / "qrels.test"
 RUN_A = TREC / "results.test"
 RUN_B = TREC / "results.trunc"
 
 
 def _pytrec(run_path, measures):
-    pytrec_eval = pytest.importorskip("pytrec_eval")
-
     def read(path, cols):
         out = {}
         for line in path.read_text().splitlines():

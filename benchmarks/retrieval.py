@@ -1,0 +1,384 @@
+"""ragmeter trec vs trec_eval 10.0 (-O2) vs pytrec_eval on the MS MARCO-dev-sized benchmark.
+
+    python -m benchmarks.retrieval [--data DIR] [--trec-eval PATH] [--reps 5] [--cases ...]
+
+(``python -m benchmarks.retrieval_trec`` is the same script, under the spec's name.)
+
+specs/retrieval.md §9: the data of ``benchmarks.gen_retrieval`` (generated when missing, its
+counts checked); every contender runs as a child process, a warm-up run first and then ``--reps``
+interleaved runs in a rotating order (A B C, B C A, C A B, …); wall time is spawn to exit with
+stdout to a file, peak RSS comes from ``os.wait4`` for that child. Before any timing counts,
+ragmeter's values are checked against trec_eval's printed values (4 decimals) and pytrec_eval's
+(1e-9). The script prints medians, min–max, the ratios against each requirement, pass or fail,
+and the machine and versions.
+
+trec_eval is found through ``--trec-eval``, ``$TREC_EVAL``, ``$RAGMETER_TREC_EVAL`` or ``PATH``;
+build it yourself from https://github.com/usnistgov/trec_eval (tag v10.0) with ``-O2`` added to
+CFLAGS, outside this repository. A missing anchor is reported as skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchmarks import gen_retrieval
+
+REPO = Path(__file__).resolve().parents[1]
+FIVE = ["map", "ndcg_cut.10", "recip_rank", "recall.100", "P.10"]
+PYTREC_HARNESS = r"""
+import sys, pytrec_eval
+qrels_path, run_path = sys.argv[1], sys.argv[2]
+measures = sys.argv[3].split(",")
+qrels = {}
+with open(qrels_path) as fh:
+    for line in fh:
+        q, _, d, r = line.split()
+        qrels.setdefault(q, {})[d] = int(r)
+run = {}
+with open(run_path) as fh:
+    for line in fh:
+        q, _, d, _, s, _ = line.split()
+        run.setdefault(q, {})[d] = float(s)
+ev = pytrec_eval.RelevanceEvaluator(qrels, set(measures))
+res = ev.evaluate(run)
+names = sorted({k for v in res.values() for k in v})
+for name in names:
+    total = 0.0
+    for q in sorted(res):
+        total += res[q][name]
+    print(f"{name}\t{total / len(res)!r}")
+"""
+
+
+@dataclass
+class Contender:
+    name: str
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    walls: list[float] = field(default_factory=list)
+    rss: list[int] = field(default_factory=list)  # KiB
+    stdout: str = ""
+
+
+def run_child(c: Contender, out_path: Path) -> tuple[float, int]:
+    """Spawn, wait, and return (wall seconds, peak RSS KiB) of this one child (os.wait4)."""
+    env = {**os.environ, **c.env}
+    with open(out_path, "wb") as out:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(c.argv, stdout=out, stderr=subprocess.PIPE, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err = proc.stderr.read().decode() if proc.stderr else ""
+        if proc.stderr:
+            proc.stderr.close()
+    if proc.returncode != 0:
+        raise SystemExit(f"{c.name} failed ({proc.returncode}): {err.strip()[:500]}")
+    return wall, int(usage.ru_maxrss)
+
+
+def find_trec_eval(explicit: str | None) -> str | None:
+    for cand in (explicit, os.environ.get("TREC_EVAL"), os.environ.get("RAGMETER_TREC_EVAL")):
+        if cand:
+            return cand if os.path.exists(cand) else None
+    return shutil.which("trec_eval")
+
+
+def ragmeter_argv(measures: list[str], qrels: Path, run: Path) -> list[str]:
+    args = [sys.executable, "-m", "ragmeter", "trec"]
+    for m in measures:
+        args += ["-m", m]
+    return [*args, str(qrels), str(run)]
+
+
+def trec_argv(binary: str, measures: list[str], qrels: Path, run: Path) -> list[str]:
+    args = [binary]
+    for m in measures:
+        args += ["-m", m]
+    return [*args, str(qrels), str(run)]
+
+
+def parse_trec(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.splitlines():
+        name, qid, value = line.split("\t")
+        if qid == "all":
+            out[name.strip()] = value
+    return out
+
+
+def check_values(case: str, rm: str, te: str | None, pt: str | None) -> list[str]:
+    """Problems found comparing ragmeter's output with the anchors' (empty when all agree)."""
+    problems = []
+    mine = parse_trec(rm)
+    if te is not None:
+        theirs = parse_trec(te)
+        for name, value in theirs.items():
+            if name == "rbp":  # trec_eval -O2 reads uninitialised variables here (spec §5.5)
+                continue
+            if mine.get(name) != value:
+                problems.append(f"{case}: {name} ragmeter {mine.get(name)} trec_eval {value}")
+    if pt is not None:
+        import math
+
+        for line in pt.splitlines():
+            name, value = line.split("\t")
+            full = _full_precision.get((case, name))
+            if full is not None and not math.isclose(
+                full, float(value), rel_tol=1e-9, abs_tol=1e-12
+            ):
+                problems.append(f"{case}: {name} ragmeter {full!r} pytrec_eval {value}")
+    return problems
+
+
+_full_precision: dict[tuple[str, str], float] = {}
+
+
+def full_precision(case: str, qrels: Path, run: Path, measures: list[str], env: dict) -> None:
+    """ragmeter's summary at full precision (JSON output), for the 1e-9 comparison."""
+    out = subprocess.run(
+        [*ragmeter_argv(measures, qrels, run), "--json"],
+        capture_output=True,
+        check=True,
+        env={**os.environ, **env},
+    ).stdout
+    for name, value in json.loads(out)["summary"].items():
+        if isinstance(value, float):
+            _full_precision[(case, name)] = value
+
+
+def import_time(env: dict) -> float:
+    """Seconds of imports on ragmeter trec's path before parsing (lean start, §9.6), summed
+    over the top-level entries of ``python -X importtime``."""
+    code = "import ragmeter.retrieval.cli, ragmeter.io.trec, ragmeter.retrieval.engine"
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+    )
+    total = 0
+    for line in proc.stderr.splitlines():
+        parts = line.split("|")
+        if len(parts) != 3 or not parts[2].strip() or "imported package" in parts[2]:
+            continue
+        name = parts[2]
+        if len(name) - len(name.lstrip()) == 1:  # top level: one leading space
+            total += int(parts[1])
+    return total / 1e6
+
+
+def versions(trec_eval: str | None) -> dict[str, str]:
+    import numpy
+    import pyarrow
+
+    out = {
+        "machine": f"{platform.machine()} {os.cpu_count()} cores",
+        "cpu": _cpu_model(),
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "pyarrow": pyarrow.__version__,
+    }
+    try:
+        from importlib.metadata import version
+
+        import pytrec_eval  # noqa: F401
+
+        out["pytrec_eval"] = version("pytrec-eval-terrier")
+    except Exception:  # pragma: no cover - optional anchor
+        out["pytrec_eval"] = "absent"
+    if trec_eval:
+        proc = subprocess.run([trec_eval, "-v"], capture_output=True, text=True)
+        out["trec_eval"] = (proc.stderr or proc.stdout).strip()
+    return out
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def ensure_data(data: Path, variants: bool) -> dict:
+    meta_path = data / "meta.json"
+    need = not (data / "run.trec").exists() or not meta_path.exists()
+    if variants and not (data / "run.shuffled.trec").exists():
+        need = True
+    if need:
+        print(f"generating the benchmark data in {data} (takes a minute) …", flush=True)
+        gen_retrieval.write(
+            data,
+            seed=gen_retrieval.SEED,
+            queries=gen_retrieval.QUERIES,
+            depth=gen_retrieval.DEPTH,
+            variants=variants,
+        )
+    meta = json.loads(meta_path.read_text())
+    if meta["counts"] != gen_retrieval.EXPECTED:
+        print(
+            "note: this numpy draws different streams than the spec's (counts differ); "
+            "only the ratios are comparable",
+            flush=True,
+        )
+    return meta
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=REPO / "benchmarks" / "data" / "retrieval")
+    ap.add_argument("--trec-eval", default=None)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument(
+        "--cases",
+        default="five,all_trec,graded,shuffled,tabs,long",
+        help="comma-separated: five, all_trec, graded, shuffled, tabs, long",
+    )
+    ap.add_argument("--no-pytrec", action="store_true", help="skip the pytrec_eval anchor")
+    args = ap.parse_args(argv)
+    cases = [c.strip() for c in args.cases.split(",") if c.strip()]
+    variants = any(c in cases for c in ("shuffled", "tabs", "long"))
+    meta = ensure_data(args.data, variants)
+    trec_eval = find_trec_eval(args.trec_eval)
+    env = {"PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+    d = args.data
+    plan = {
+        "five": (FIVE, d / "qrels.binary.txt", d / "run.trec", True),
+        "all_trec": (["all_trec"], d / "qrels.binary.txt", d / "run.trec", False),
+        "graded": (FIVE, d / "qrels.graded.txt", d / "run.trec", False),
+        "shuffled": (FIVE, d / "qrels.binary.txt", d / "run.shuffled.trec", False),
+        "tabs": (FIVE, d / "qrels.binary.txt", d / "run.tabs.trec", False),
+        "long": (FIVE, d / "qrels.binary.long.txt", d / "run.long.trec", False),
+    }
+    print("ragmeter trec benchmark (specs/retrieval.md §9)")
+    info = versions(trec_eval)
+    for k, v in info.items():
+        print(f"  {k:<12} {v}")
+    print(f"  data         {d} ({meta['counts']['run_lines']:,} run lines)")
+    if trec_eval is None:
+        print(
+            "  trec_eval    skipped: not found (set TREC_EVAL or --trec-eval; build v10.0 with -O2)"
+        )
+    print(f"  lean start   {import_time(env):.3f} s of imports before parsing (budget 0.25 s)")
+    results = {}
+    tmp = Path(tempfile.mkdtemp(prefix="ragmeter-bench-"))
+    try:
+        for case in cases:
+            measures, qrels, run, with_pytrec = plan[case]
+            contenders = [Contender("ragmeter", ragmeter_argv(measures, qrels, run), env)]
+            if trec_eval:
+                contenders.append(
+                    Contender("trec_eval", trec_argv(trec_eval, measures, qrels, run))
+                )
+            if with_pytrec and not args.no_pytrec:
+                harness = tmp / "pytrec_harness.py"
+                harness.write_text(PYTREC_HARNESS)
+                contenders.append(
+                    Contender(
+                        "pytrec_eval",
+                        [sys.executable, str(harness), str(qrels), str(run), ",".join(measures)],
+                    )
+                )
+            print(f"\n[{case}] {' '.join(measures)} on {qrels.name} × {run.name}", flush=True)
+            # warm-up (page cache) and the value check
+            for c in contenders:
+                out = tmp / f"{case}.{c.name}.out"
+                run_child(c, out)
+                c.stdout = out.read_text()
+            if with_pytrec:
+                full_precision(case, qrels, run, measures, env)
+            te_out = next((c.stdout for c in contenders if c.name == "trec_eval"), None)
+            pt_out = next((c.stdout for c in contenders if c.name == "pytrec_eval"), None)
+            problems = check_values(case, contenders[0].stdout, te_out, pt_out)
+            if problems:
+                print("  VALUES DIFFER, timings do not count:")
+                for p in problems:
+                    print("   ", p)
+                results[case] = {"values_ok": False}
+                continue
+            print(
+                "  values: ragmeter = trec_eval (4 decimals)"
+                + (" = pytrec_eval (1e-9)" if pt_out else "")
+            )
+            loads = []
+            for rep in range(args.reps):
+                # rotate the order (A B C, B C A, C A B, …): on a VM the process that runs right
+                # after a large free pays for re-touching that memory (pytrec_eval frees 1.2 GB),
+                # so no tool may always follow the same one
+                k = rep % len(contenders)
+                for c in contenders[k:] + contenders[:k]:
+                    wall, rss = run_child(c, tmp / f"{case}.{c.name}.out")
+                    c.walls.append(wall)
+                    c.rss.append(rss)
+                loads.append(os.getloadavg()[0])
+            summary = {}
+            for c in contenders:
+                med = statistics.median(c.walls)
+                summary[c.name] = {
+                    "median_s": med,
+                    "min_s": min(c.walls),
+                    "max_s": max(c.walls),
+                    "peak_rss_mb": max(c.rss) / 1024,
+                }
+                print(
+                    f"  {c.name:<12} median {med:6.2f} s  "
+                    f"(min {min(c.walls):.2f}, max {max(c.walls):.2f})"
+                    f"  peak RSS {max(c.rss) / 1024:7.1f} MB"
+                )
+            print(f"  load average during the runs: {min(loads):.1f}–{max(loads):.1f}")
+            rm = summary["ragmeter"]["median_s"]
+            verdicts = []
+            if "trec_eval" in summary:
+                ratio = rm / summary["trec_eval"]["median_s"]
+                limit = {"five": 1 / 4, "all_trec": 1 / 3}.get(case, 1 / 2)
+                verdicts.append(
+                    (f"wall ragmeter/trec_eval = {ratio:.3f} (≤ {limit:.3f})", ratio <= limit)
+                )
+                if case == "five":
+                    rss_ok = (
+                        summary["ragmeter"]["peak_rss_mb"] <= summary["trec_eval"]["peak_rss_mb"]
+                    )
+                    verdicts.append(
+                        (
+                            f"peak RSS {summary['ragmeter']['peak_rss_mb']:.0f} MB ≤ trec_eval's "
+                            f"{summary['trec_eval']['peak_rss_mb']:.0f} MB and ≤ 600 MB",
+                            rss_ok and summary["ragmeter"]["peak_rss_mb"] <= 600,
+                        )
+                    )
+            if "pytrec_eval" in summary:
+                ratio = rm / summary["pytrec_eval"]["median_s"]
+                verdicts.append(
+                    (f"wall ragmeter/pytrec_eval = {ratio:.3f} (≤ {1 / 6:.3f})", ratio <= 1 / 6)
+                )
+            for text, ok in verdicts:
+                print(f"  {'PASS' if ok else 'FAIL'}  {text}")
+            results[case] = {
+                "values_ok": True,
+                "tools": summary,
+                "verdicts": verdicts,
+                "load": loads,
+            }
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    (args.data / "last_benchmark.json").write_text(
+        json.dumps({"versions": info, "results": results}, indent=2, default=str) + "\n"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

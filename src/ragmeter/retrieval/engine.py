@@ -1,0 +1,359 @@
+"""The evaluation pipeline: qrels index → join → ranking → measures → :class:`RetrievalResult`.
+
+:class:`Evaluator` prepares the qrels side once (sorted keys, grade lists) and evaluates any
+number of runs, from any number of threads: nothing is cached between calls
+(pytrec_eval#22, ir_measures#42). :func:`evaluate` is the one-shot form.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings as pywarnings
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from ragmeter.errors import UsageError
+from ragmeter.io.trec import Qrels, Run, as_qrels, as_run
+from ragmeter.retrieval import kernels as K
+from ragmeter.retrieval.measures import MEASURES, Context
+from ragmeter.retrieval.names import ULTRARAG_KS, Measure, parse_measures
+from ragmeter.retrieval.result import RetrievalResult, build_result
+from ragmeter.retrieval.zscores import ZScores, read_zscores
+from ragmeter.warnings import RagmeterWarning
+
+__all__ = ["Evaluator", "Options", "evaluate"]
+
+_COMMAND = "trec"
+
+
+@dataclass(frozen=True)
+class Options:
+    """Evaluation options (specs/retrieval.md §3.2 and §8)."""
+
+    relevance_level: int = 1
+    complete: bool = False
+    max_docs: int | None = None
+    judged_only: bool = False
+    num_docs_in_coll: int = 0
+    gain: str = "linear"
+    ties: str = "docno"
+    dedupe: str | None = None
+    names: str = "as-requested"
+    per_query: bool = True
+
+    def __post_init__(self) -> None:
+        def bad(msg: str) -> UsageError:
+            return UsageError(msg, command=_COMMAND)
+
+        if (
+            isinstance(self.relevance_level, bool)
+            or not isinstance(self.relevance_level, (int, np.integer))
+            or self.relevance_level < 0
+        ):
+            raise bad(f"bad relevance level {self.relevance_level!r} (expected an integer ≥ 0)")
+        if self.max_docs is not None and (
+            isinstance(self.max_docs, bool)
+            or not isinstance(self.max_docs, (int, np.integer))
+            or self.max_docs < 1
+        ):
+            raise bad(f"bad -M {self.max_docs!r} (expected an integer ≥ 1)")
+        if (
+            isinstance(self.num_docs_in_coll, bool)
+            or not isinstance(self.num_docs_in_coll, (int, np.integer))
+            or self.num_docs_in_coll < 0
+        ):
+            raise bad(f"bad -N {self.num_docs_in_coll!r} (expected an integer ≥ 0)")
+        if self.gain not in ("linear", "exp"):
+            raise bad(f"bad gain '{self.gain}' (expected linear or exp)")
+        if self.ties not in ("docno", "file"):
+            raise bad(f"bad ties '{self.ties}' (expected docno or file)")
+        if self.dedupe not in (None, "first", "max"):
+            raise bad(f"bad dedupe '{self.dedupe}' (expected first or max)")
+        if self.names not in ("as-requested", "trec", "ir"):
+            raise bad(f"bad names '{self.names}' (expected as-requested, trec or ir)")
+
+
+def _caller_level() -> int:
+    """The stack level of the first frame outside ragmeter (where a warning belongs)."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("ragmeter."):
+        frame, level = frame.f_back, level + 1
+    return level - 1
+
+
+def _preview(values: Sequence[str], limit: int = 5) -> str:
+    shown = ", ".join(values[:limit])
+    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
+
+
+class Evaluator:
+    """Evaluate runs against one qrels with a fixed measure list and options.
+
+    The qrels side is prepared once; :meth:`evaluate` is stateless and thread-safe.
+
+    >>> ev = Evaluator({"q1": {"d1": 1, "d2": 0}}, ["AP", "P@1"])
+    >>> ev.evaluate({"q1": {"d1": 0.2, "d2": 0.9}}).summary
+    {'AP': 0.5, 'P@1': 0.0}
+    """
+
+    def __init__(
+        self,
+        qrels: Any,
+        measures: str | Iterable[str] | Sequence[Measure] = ("official",),
+        *,
+        ks: Sequence[int] = ULTRARAG_KS,
+        zscores: str | os.PathLike[str] | ZScores | None = None,
+        **options: Any,
+    ) -> None:
+        self.options = Options(**options)
+        self.parse_warnings: list[str] = []
+        if (
+            isinstance(measures, (list, tuple))
+            and measures
+            and all(isinstance(m, Measure) for m in measures)
+        ):
+            self.measures = list(measures)  # type: ignore[arg-type]
+        else:
+            self.measures = parse_measures(
+                measures, ks=ks, gain=self.options.gain, warnings=self.parse_warnings
+            )  # type: ignore[arg-type]
+        self.zscores = (
+            read_zscores(zscores)
+            if zscores is not None and not isinstance(zscores, ZScores)
+            else zscores
+        )
+        self.qrels: Qrels = as_qrels(qrels)
+        self.index = K.build_qrels_index(self.qrels, dedupe=self.options.dedupe)
+
+    # ---------------------------------------------------------------------------------------
+    def evaluate(self, run: Any) -> RetrievalResult:
+        """Evaluate one run (any input of §4.5) and return its :class:`RetrievalResult`."""
+        run = as_run(run)
+        piece, dropped, joined = self._piece(run, require_overlap=True)
+        return self._finish(
+            run, [piece], dropped, set(joined.unjudged_qids), run_qids=joined.run_qids
+        )
+
+    def _piece(self, run: Run, *, require_overlap: bool) -> tuple[K.RankPiece, int, K.JoinedRun]:
+        """Join, check duplicates and rank one run (or one batch of whole queries)."""
+        opts = self.options
+        codes = K._qid_codes(run.qid)
+        doc_codes, exact = K._docno_codes(run.docno, exact=True)
+        if exact.all():
+            # ids of at most 8 bytes: join through the packed codes; the duplicate check mixes
+            # the same array in place on a worker thread while the run is ranked
+            joined = K.join_run(run, self.index, codes, (doc_codes, exact))
+            del exact
+            if require_overlap and not joined.any_judged:
+                raise self._no_overlap(run, joined)
+            check = K.DuplicateCheck(run, codes[1], codes=doc_codes)
+            del doc_codes
+            piece = K.rank_piece(joined, self.index, max_docs=opts.max_docs, ties=opts.ties)
+            dups = check.result()
+        else:
+            del exact
+            # the duplicate check (on the docno fingerprints, mixed in place) runs on a worker
+            # thread while the run is joined and ranked
+            check = K.DuplicateCheck(run, codes[1], codes=doc_codes)
+            del doc_codes
+            joined = K.join_run(run, self.index, codes)
+            if require_overlap and not joined.any_judged:
+                check.result()
+                raise self._no_overlap(run, joined)
+            piece = K.rank_piece(joined, self.index, max_docs=opts.max_docs, ties=opts.ties)
+            dups = check.result()
+        dropped = 0
+        if dups:
+            if opts.dedupe is None:
+                first = min(dups, key=lambda p: p[1])
+                raise K.duplicate_error(run, joined.run_qids, joined.run_qcode, first)
+            drop = K.dedupe_rows(run, dups, opts.dedupe)
+            dropped = int(drop.size)
+            piece = K.rank_piece(
+                joined, self.index, max_docs=opts.max_docs, ties=opts.ties, drop_rows=drop
+            )
+        return piece, dropped, joined
+
+    def evaluate_stream(self, source: Any, *, batch_rows: int = 2_000_000) -> RetrievalResult:
+        """Evaluate a run file grouped by query in bounded memory (``--stream``, §9.7)."""
+        from ragmeter.retrieval.stream import evaluate_stream_with
+
+        return evaluate_stream_with(self, source, batch_rows=batch_rows)
+
+    def _finish(
+        self,
+        run: Any,
+        pieces: list[K.RankPiece],
+        dropped: int,
+        unjudged: set[bytes],
+        run_qids: list[bytes] | None = None,
+    ) -> RetrievalResult:
+        """Assemble the ranked pieces, compute every measure and build the Result."""
+        opts = self.options
+        warnings: list[str] = list(self.parse_warnings)
+        warnings += [f"{self.qrels.name}: {w}" for w in self.qrels.warnings]
+        warnings += [f"{run.name}: {w}" for w in run.warnings]
+        rankings = self._assemble(pieces)
+        if self.index.dedupe_dropped:
+            k = self.index.dedupe_dropped
+            warnings.append(
+                f"{self.qrels.name}: --dedupe {opts.dedupe} dropped {k} duplicate "
+                f"judgment{'s' if k != 1 else ''}"
+            )
+        if dropped:
+            warnings.append(
+                f"{run.name}: --dedupe {opts.dedupe} dropped {dropped} duplicate "
+                f"line{'s' if dropped != 1 else ''}"
+            )
+        base = rankings[opts.judged_only]
+        warnings += self._query_warnings(run, sorted(unjudged), base)
+        level = _caller_level()
+        for text in warnings:  # also issued, so that Python's warning filters apply
+            pywarnings.warn(text, RagmeterWarning, stacklevel=level)
+        values: dict[Measure, Any] = {}
+        contexts: dict[tuple[bool, int], Context] = {}
+        for m in self.measures:
+            jo = opts.judged_only or m.judged_only
+            level = opts.relevance_level if m.rel is None else int(m.rel)
+            key = (jo, level)
+            if key not in contexts:
+                contexts[key] = Context(rankings[jo], level, num_docs_in_coll=opts.num_docs_in_coll)
+            values[m] = self._compute(contexts[key], m)
+        return build_result(
+            measures=self.measures,
+            values=values,
+            ranking=base,
+            run=run,
+            qrels=self.qrels,
+            options=asdict(opts),
+            zscores=self.zscores,
+            warnings=warnings,
+            run_qids=None
+            if run_qids is None
+            else sorted(q.decode("utf-8", "replace") for q in run_qids),
+        )
+
+    # ---------------------------------------------------------------------------------------
+    def _assemble(self, pieces: list[K.RankPiece]) -> dict[bool, K.Ranking]:
+        opts = self.options
+        wanted = {opts.judged_only} | {True for m in self.measures if m.judged_only}
+        return {
+            jo: K.assemble(
+                self.index, pieces, max_docs=opts.max_docs, judged_only=jo, complete=opts.complete
+            )
+            for jo in sorted(wanted)
+        }
+
+    def _compute(self, ctx: Context, m: Measure) -> Any:
+        if m.family == "runid":
+            return None
+        if m.family == "num_q":
+            return np.ones(ctx.E, dtype=np.int64)
+        return MEASURES[m.family](ctx, m)
+
+    def _no_overlap(self, run: Run, joined: K.JoinedRun) -> UsageError:
+        q_examples = ", ".join(f"'{q.decode('utf-8', 'replace')}'" for q in self.index.qids[:2])
+        r_examples = ", ".join(
+            f"'{q.decode('utf-8', 'replace')}'" for q in sorted(joined.run_qids)[:2]
+        )
+        return UsageError(
+            f"no query is in both {self.qrels.name} and {run.name} (qrels qids look like "
+            f"{q_examples}; run qids look like {r_examples})",
+            command=_COMMAND,
+        )
+
+    def _query_warnings(self, run: Any, unjudged: list[bytes], ranking: K.Ranking) -> list[str]:
+        out = []
+        missing = [
+            q for q, miss in zip(ranking.qids, ranking.missing.tolist(), strict=True) if miss
+        ]
+        if not self.options.complete:
+            present = np.zeros(self.index.num_queries, dtype=bool)
+            present[ranking.qcodes] = True
+            missing = [
+                self.index.qids[i].decode("utf-8") for i in np.flatnonzero(~present).tolist()
+            ]
+        if missing:
+            n = len(missing)
+            what = f"{n} judged quer{'y has' if n == 1 else 'ies have'} no results in {run.name}"
+            if self.options.complete:
+                out.append(
+                    f"{what} and {'was' if n == 1 else 'were'} scored 0 (-c): {_preview(missing)}"
+                )
+            else:
+                out.append(
+                    f"{what} and {'was' if n == 1 else 'were'} skipped: {_preview(missing)} "
+                    "(use -c to score missing queries as 0)"
+                )
+        if unjudged:
+            names = sorted(q.decode("utf-8", "replace") for q in unjudged)
+            n = len(names)
+            out.append(
+                f"{n} quer{'y' if n == 1 else 'ies'} in {run.name} "
+                f"{'has' if n == 1 else 'have'} no "
+                f"judgments in {self.qrels.name} and {'was' if n == 1 else 'were'} ignored: "
+                f"{_preview(names)}"
+            )
+        tied = ranking.extra.get("all_tied", [])
+        if tied and self.options.ties == "docno" and not run.ranked:
+            n = len(tied)
+            out.append(
+                f"{n} quer{'y' if n == 1 else 'ies'} in {run.name} {'has' if n == 1 else 'have'} "
+                f"all scores equal, so {'its' if n == 1 else 'their'} ranking comes from docno "
+                "alone "
+                f"(descending): {_preview(tied)}"
+            )
+        return out
+
+
+def evaluate(
+    qrels: Any,
+    run: Any,
+    measures: str | Iterable[str] = ("official",),
+    *,
+    relevance_level: int = 1,
+    complete: bool = False,
+    max_docs: int | None = None,
+    judged_only: bool = False,
+    num_docs_in_coll: int = 0,
+    gain: str = "linear",
+    ties: str = "docno",
+    dedupe: str | None = None,
+    names: str = "as-requested",
+    zscores: str | os.PathLike[str] | None = None,
+    per_query: bool = True,
+) -> RetrievalResult:
+    """Evaluate a run against qrels with trec_eval 10.0 semantics (specs/retrieval.md §8).
+
+    ``qrels`` and ``run`` take paths, dicts, lists, pandas or pyarrow tables, or ir_measures
+    tuples (§4.5); ``measures`` takes names in either style (``map``, ``P.5,10``, ``nDCG@10``).
+    The result has the summary (``.summary``), per-query values (``.per_query``), the long
+    per-sample table of every :class:`ragmeter.Result`, and ``to_trec/to_json/to_csv``.
+
+    >>> qrels = {"q1": {"d1": 1, "d2": 1, "d8": 1, "d9": 1}}
+    >>> run = {"q1": {"d1": 3.0, "d5": 2.0, "d2": 1.0}}
+    >>> res = evaluate(qrels, run, ["P.10", "Rprec", "map_cut.2", "map", "recall.10", "success.1"])
+    >>> {k: round(v, 4) for k, v in res.summary.items()}  # doctest: +NORMALIZE_WHITESPACE
+    {'map': 0.4167, 'Rprec': 0.5, 'P_10': 0.2, 'recall_10': 0.5,
+     'map_cut_2': 0.25, 'success_1': 1.0}
+    """
+    ev = Evaluator(
+        qrels,
+        measures,
+        zscores=zscores,
+        relevance_level=relevance_level,
+        complete=complete,
+        max_docs=max_docs,
+        judged_only=judged_only,
+        num_docs_in_coll=num_docs_in_coll,
+        gain=gain,
+        ties=ties,
+        dedupe=dedupe,
+        names=names,
+        per_query=per_query,
+    )
+    return ev.evaluate(run)

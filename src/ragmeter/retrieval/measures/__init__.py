@@ -1,0 +1,21 @@
+"""Measure families, one module each (specs/retrieval.md §6.3, §6.4).
+
+Importing this package registers every family in :data:`MEASURES`.
+"""
+
+from ragmeter.retrieval.measures import (  # noqa: F401 - registration side effects
+    ap,
+    bpref,
+    counts,
+    coverage,
+    gain,
+    infap,
+    interpolated,
+    precision,
+    rbp,
+    rr,
+    sets,
+)
+from ragmeter.retrieval.measures.base import MEASURES, Context
+
+__all__ = ["MEASURES", "Context"]

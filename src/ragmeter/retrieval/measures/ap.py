@@ -1,0 +1,67 @@
+"""Average precision: map (AP), map_cut (AP@k), gm_map.
+
+AP = (1/R)·Σⱼ j/iⱼ over the relevant retrieved documents at ranks i₁ < i₂ < …; relevant
+documents that were not retrieved contribute 0 (Buckley and Voorhees, "Retrieval System
+Evaluation", TREC: Experiment and Evaluation in IR, 2005).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ragmeter.retrieval.kernels import seg_cumsum
+from ragmeter.retrieval.measures.base import Context, measure
+from ragmeter.retrieval.names import Measure
+
+
+def _terms(ctx: Context) -> np.ndarray:
+    return ctx.rel_j.astype(np.float64) / ctx.rel_rank.astype(np.float64)
+
+
+def _cum(ctx: Context) -> np.ndarray:
+    key = "_ap_cum"
+    if key not in ctx.__dict__:
+        ctx.__dict__[key] = seg_cumsum(_terms(ctx), ctx.rel_starts)
+    return ctx.__dict__[key]
+
+
+def _prefix(ctx: Context, count: np.ndarray) -> np.ndarray:
+    """Σ of the first ``count`` AP terms of each query, added left to right."""
+    cum = _cum(ctx)
+    out = np.zeros(ctx.E, dtype=np.float64)
+    nz = count > 0
+    out[nz] = cum[ctx.rel_starts[:-1][nz] + count[nz] - 1]
+    return out
+
+
+def average_precision(ctx: Context) -> np.ndarray:
+    total = _prefix(ctx, ctx.hits_n)
+    out = np.zeros(ctx.E, dtype=np.float64)
+    ok = ctx.hits_n > 0
+    out[ok] = total[ok] / ctx.R[ok].astype(np.float64)
+    return out
+
+
+@measure("map")
+def ap(ctx: Context, m: Measure) -> np.ndarray:
+    """AP = (1/R)·Σⱼ j/iⱼ."""
+    return average_precision(ctx)
+
+
+@measure("map_cut")
+def ap_cut(ctx: Context, m: Measure) -> np.ndarray:
+    """AP@k: the AP sum over ranks ≤ k, still divided by R (not min(R, k))."""
+    k = int(m.cutoff)  # type: ignore[arg-type]
+    total = _prefix(ctx, ctx.hits(k))
+    out = np.zeros(ctx.E, dtype=np.float64)
+    ok = ctx.R > 0
+    out[ok] = total[ok] / ctx.R[ok].astype(np.float64)
+    return out
+
+
+@measure("gm_map")
+def gm_map(ctx: Context, m: Measure) -> np.ndarray:
+    """Per query ln(max(AP, 1e-5)); the summary is exp of their mean (§5.4)."""
+    from ragmeter.retrieval.measures.base import log_floor
+
+    return log_floor(average_precision(ctx))

@@ -1,0 +1,44 @@
+"""bpref and gm_bpref (Buckley and Voorhees, "Retrieval Evaluation with Incomplete
+Information", SIGIR 2004).
+
+bpref = (1/R)·Σ over the judged relevant retrieved documents of (1 − min(m, R)/min(N, R)),
+with m the judged non-relevant documents ranked above; the term is 1 when m = 0. Unpooled and
+pooled-but-unjudged documents are skipped.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ragmeter.retrieval.kernels import seg_totals
+from ragmeter.retrieval.measures.base import Context, log_floor, measure
+from ragmeter.retrieval.names import Measure
+
+
+def bpref_values(ctx: Context) -> np.ndarray:
+    m_above = ctx.before(ctx.is_nonrel)[ctx.is_rel]
+    r = ctx.per_rel_query(ctx.R)
+    nn = ctx.per_rel_query(ctx.N)
+    terms = np.ones(m_above.size, dtype=np.float64)
+    some = m_above > 0
+    terms[some] = 1.0 - (
+        np.minimum(m_above[some], r[some]).astype(np.float64)
+        / np.minimum(nn[some], r[some]).astype(np.float64)
+    )
+    total = seg_totals(terms, ctx.rel_starts)
+    out = np.zeros(ctx.E, dtype=np.float64)
+    ok = ctx.R > 0
+    out[ok] = total[ok] / ctx.R[ok].astype(np.float64)
+    return out
+
+
+@measure("bpref")
+def bpref(ctx: Context, m: Measure) -> np.ndarray:
+    """bpref (0.5-style partial credit for judged non-relevant documents above)."""
+    return bpref_values(ctx)
+
+
+@measure("gm_bpref")
+def gm_bpref(ctx: Context, m: Measure) -> np.ndarray:
+    """Per query ln(max(bpref, 1e-5)); the summary is exp of their mean."""
+    return log_floor(bpref_values(ctx))

@@ -1,0 +1,47 @@
+"""Judgment coverage: unj@k (trec_eval), Judged@k (ir_measures), relstring."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ragmeter.retrieval.measures.base import Context, measure, safe_div
+from ragmeter.retrieval.names import Measure
+
+
+def _count_le(ctx: Context, mask: np.ndarray, k: int) -> np.ndarray:
+    sel = mask & (ctx.r.rank <= k)
+    return np.bincount(ctx.r.q[sel], minlength=ctx.E).astype(np.int64)
+
+
+@measure("unj")
+def unjudged(ctx: Context, m: Measure) -> np.ndarray:
+    """unj@k = (unpooled or pooled-unjudged documents among the first min(k, n))/k."""
+    k = int(m.cutoff)  # type: ignore[arg-type]
+    judged = _count_le(ctx, ctx.r.grade >= 0, k)
+    return (np.minimum(k, ctx.n) - judged).astype(np.float64) / float(k)
+
+
+@measure("judged")
+def judged(ctx: Context, m: Measure) -> np.ndarray:
+    """Judged@k = documents with any qrels line among the first min(k, n), over min(k, n)."""
+    k = int(m.cutoff)  # type: ignore[arg-type]
+    have = _count_le(ctx, np.ones(ctx.r.grade.size, dtype=bool), k)
+    return safe_div(have, np.minimum(k, ctx.n))
+
+
+@measure("relstring")
+def relstring(ctx: Context, m: Measure) -> list[str]:
+    """One character per rank for the first min(L, n): grade 0-9, '>' above 9, '-' unpooled,
+    '.' pooled but unjudged."""
+    length = int(m.param("length", 10))
+    width = int(min(length, int(ctx.n.max()) if ctx.E else 0))
+    if width <= 0:
+        return ["" for _ in range(ctx.E)]
+    chars = np.full((ctx.E, width), ord("-"), dtype=np.uint8)
+    g = ctx.r.grade
+    sel = ctx.r.rank <= width
+    codes = np.where(g > 9, ord(">"), np.where(g >= 0, ord("0") + np.clip(g, 0, 9), ord(".")))
+    chars[ctx.r.q[sel], ctx.r.rank[sel] - 1] = codes[sel]
+    lens = np.minimum(width, ctx.n)
+    rows = chars.view(f"S{width}").ravel()
+    return [rows[i][: lens[i]].decode("ascii") for i in range(ctx.E)]

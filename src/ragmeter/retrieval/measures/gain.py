@@ -1,0 +1,226 @@
+"""Gain measures: ndcg, ndcg_cut (nDCG@k), ndcg_rel, Rndcg, G, binG, dcg, ideal_dcg, and the
+exponential-gain extension nDCG(gain=exp)[@k].
+
+Gain measures ignore the relevance level (trec_eval#35): the gain of a judged document is its
+grade, or the configured gain of that grade; unpooled and pooled-unjudged documents have gain 0.
+The ideal list I holds the positive gains of **all** judged documents of the query, in
+descending order (Järvelin and Kekäläinen, "Cumulated gain-based evaluation of IR techniques",
+TOIS 2002; the 2^g − 1 gain is Burges et al., ICML 2005).
+
+DCG(k) = Σ_{i ≤ min(k, n)} gain(dᵢ)/log₂(i+1) and IDCG(k) = Σ_{j ≤ min(k, |I|)} Iⱼ/log₂(j+1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ragmeter.retrieval.kernels import seg_count_le, seg_cumsum, seg_position, seg_totals
+from ragmeter.retrieval.measures.base import Context, log2_table, measure
+from ragmeter.retrieval.names import Measure
+
+GainFn = Callable[[np.ndarray], np.ndarray]
+
+
+def gain_function(m: Measure) -> tuple[tuple[object, ...], GainFn]:
+    """(cache key, grades → gains) for a measure."""
+    if m.family in ("ndcg_exp", "ndcg_cut_exp"):
+
+        def exp_gain(g: np.ndarray) -> np.ndarray:
+            return np.where(g > 0, np.exp2(np.maximum(g, 0).astype(np.float64)) - 1.0, 0.0)
+
+        return ("exp",), exp_gain
+    custom = dict(m.gains or ())
+
+    def linear(g: np.ndarray) -> np.ndarray:
+        out = np.where(g > 0, g.astype(np.float64), 0.0)
+        for level, gain in custom.items():
+            out = np.where(g == level, gain, out)
+        return out
+
+    return ("linear", tuple(sorted(custom.items()))), linear
+
+
+class GainView:
+    """DCG and IDCG prefix sums of one ranking under one gain function."""
+
+    def __init__(self, ctx: Context, fn: GainFn) -> None:
+        r = ctx.r
+        self.E = ctx.E
+        gains = fn(r.grade)
+        nz = gains != 0
+        self.gain = gains[nz]
+        self.q = r.q[nz]
+        self.rank = r.rank[nz]
+        self.starts = np.searchsorted(self.q, np.arange(self.E + 1)).astype(np.int64)
+        disc = log2_table(self.rank + 1)
+        self.cum = seg_cumsum(self.gain / disc, self.starts)
+        # the ideal list: positive gains of all judged documents, descending
+        qg = fn(r.qrel_grades)
+        qq = ctx.qrel_q
+        pos = qg > 0
+        qg, qq = qg[pos], qq[pos]
+        order = np.lexsort((-qg, qq))
+        self.ideal = qg[order]
+        self.iq = qq[order]
+        self.istarts = np.searchsorted(self.iq, np.arange(self.E + 1)).astype(np.int64)
+        self.isize = np.diff(self.istarts)
+        ipos = seg_position(self.istarts) + 1
+        self.icum = seg_cumsum(self.ideal / log2_table(ipos + 1), self.istarts)
+
+    def dcg(self, k: np.ndarray, qs: np.ndarray | None = None) -> np.ndarray:
+        """DCG over ranks ≤ k (per query, or per (qs, k) pair)."""
+        k = np.asarray(k, dtype=np.int64)
+        if qs is None:
+            k = np.broadcast_to(k, (self.E,))
+            count = seg_count_le(self.rank, self.q, self.starts, k)
+            base = self.starts[:-1]
+        else:
+            count = seg_count_le(self.rank, self.q, self.starts, k, target_seg=qs)
+            base = self.starts[qs]
+        out = np.zeros(count.size, dtype=np.float64)
+        ok = count > 0
+        out[ok] = self.cum[base[ok] + count[ok] - 1]
+        return out
+
+    def dcg_n(self, ctx: Context) -> np.ndarray:
+        return self.dcg(ctx.n)
+
+    def idcg(self, k: np.ndarray, qs: np.ndarray | None = None) -> np.ndarray:
+        """IDCG over ideal positions ≤ min(k, |I|)."""
+        k = np.asarray(k, dtype=np.int64)
+        if qs is None:
+            qs = np.arange(self.E)
+            k = np.broadcast_to(k, (self.E,))
+        idx = np.minimum(k, self.isize[qs])
+        out = np.zeros(idx.size, dtype=np.float64)
+        ok = idx > 0
+        out[ok] = self.icum[self.istarts[qs][ok] + idx[ok] - 1]
+        return out
+
+    def idcg_all(self) -> np.ndarray:
+        return self.idcg(self.isize)
+
+
+def view(ctx: Context, m: Measure) -> GainView:
+    key, fn = gain_function(m)
+    cache = ctx.__dict__.setdefault("_gain_views", {})
+    if key not in cache:
+        cache[key] = GainView(ctx, fn)
+    return cache[key]
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    out = np.zeros(num.size, dtype=np.float64)
+    ok = den > 0
+    out[ok] = num[ok] / den[ok]
+    return out
+
+
+@measure("ndcg_cut", "ndcg_cut_exp")
+def ndcg_cut(ctx: Context, m: Measure) -> np.ndarray:
+    """nDCG@k = DCG(k)/IDCG(k)."""
+    v = view(ctx, m)
+    k = int(m.cutoff)  # type: ignore[arg-type]
+    return _ratio(v.dcg(k), v.idcg(k))
+
+
+@measure("ndcg", "ndcg_exp")
+def ndcg(ctx: Context, m: Measure) -> np.ndarray:
+    """nDCG = DCG(n)/IDCG(|I|): the ideal is not cut at n (trec_eval#11)."""
+    v = view(ctx, m)
+    return _ratio(v.dcg_n(ctx), v.idcg_all())
+
+
+@measure("dcg")
+def dcg(ctx: Context, m: Measure) -> np.ndarray:
+    """DCG(n)."""
+    return view(ctx, m).dcg_n(ctx)
+
+
+@measure("ideal_dcg")
+def ideal_dcg(ctx: Context, m: Measure) -> np.ndarray:
+    """IDCG(|I|)."""
+    return view(ctx, m).idcg_all()
+
+
+@measure("ndcg_rel")
+def ndcg_rel(ctx: Context, m: Measure) -> np.ndarray:
+    """ndcg_rel: Σ over positive-gain retrieved documents of DCG(i)/IDCG(i), plus
+    (|I| − their number)·DCG(n)/IDCG(|I|) for the ideal documents not retrieved, over |I|."""
+    v = view(ctx, m)
+    pos = v.gain > 0
+    terms = v.cum[pos] / v.idcg(v.rank[pos], qs=v.q[pos])
+    pstarts = np.searchsorted(v.q[pos], np.arange(ctx.E + 1))
+    total = seg_totals(terms, pstarts)
+    npos = np.diff(pstarts)
+    ideal_all = v.idcg_all()
+    ok = v.isize > 0
+    total[ok] = (
+        total[ok] + (v.isize[ok] - npos[ok]).astype(np.float64) * v.dcg_n(ctx)[ok] / ideal_all[ok]
+    )
+    out = np.zeros(ctx.E, dtype=np.float64)
+    good = ok & (total > 0)
+    out[good] = total[good] / v.isize[good].astype(np.float64)
+    return out
+
+
+@measure("Rndcg")
+def rndcg(ctx: Context, m: Measure) -> np.ndarray:
+    """Mean of DCG(min(b, n))/IDCG(b) over the depths b where the ideal gain changes (and n)."""
+    v = view(ctx, m)
+    # boundaries inside the ideal list: the last position of each run of equal gains
+    last = np.ones(v.ideal.size, dtype=bool)
+    last[:-1] = (v.ideal[1:] != v.ideal[:-1]) | (v.iq[1:] != v.iq[:-1])
+    bq = v.iq[last]
+    b = (seg_position(v.istarts) + 1)[last]
+    # and n, when the ranking goes on past the ideal list by two or more (trec_eval's loop)
+    extra = np.flatnonzero(ctx.n > v.isize + 1)
+    bq = np.concatenate((bq, extra))
+    b_ideal = np.concatenate((b, v.isize[extra]))
+    b_docs = np.concatenate((b, ctx.n[extra]))
+    order = np.lexsort((b_docs, bq))
+    bq, b_ideal, b_docs = bq[order], b_ideal[order], b_docs[order]
+    num = v.dcg(np.minimum(b_docs, ctx.n[bq]), qs=bq)
+    den = v.idcg(b_ideal, qs=bq)
+    good = den > 0
+    bq, num, den = bq[good], num[good], den[good]
+    starts = np.searchsorted(bq, np.arange(ctx.E + 1))
+    total = seg_totals(num / den, starts)
+    count = np.diff(starts)
+    out = np.zeros(ctx.E, dtype=np.float64)
+    ok = (count > 0) & (ctx.R > 0)
+    out[ok] = total[ok] / count[ok].astype(np.float64)
+    return out
+
+
+@measure("G")
+def g_measure(ctx: Context, m: Measure) -> np.ndarray:
+    """G: Σ gain(dᵢ)/log₂(2 + S_cost(i) − S_res(i)) over ΣI, with S_cost the running sum of
+    max(Iⱼ, 1) and S_res the running sum of gains."""
+    v = view(ctx, m)
+    s_res = seg_cumsum(v.gain, v.starts)
+    cost = np.maximum(v.ideal, 1.0)
+    ccum = seg_cumsum(cost, v.istarts)
+    size = v.isize[v.q]
+    within = np.minimum(v.rank, size)
+    s_cost = np.zeros(v.rank.size, dtype=np.float64)
+    ok = within > 0
+    s_cost[ok] = ccum[v.istarts[v.q][ok] + within[ok] - 1]
+    s_cost = s_cost + np.maximum(v.rank - size, 0).astype(np.float64)
+    terms = v.gain / log2_table((2.0 + s_cost) - s_res)
+    total = seg_totals(terms, v.starts)
+    ideal_sum = seg_totals(v.ideal, v.istarts)
+    return _ratio(total, ideal_sum)
+
+
+@measure("binG")
+def bin_g(ctx: Context, m: Measure) -> np.ndarray:
+    """binG = (1/R)·Σⱼ 1/log₂(2 + iⱼ − j) over the relevant retrieved documents."""
+    terms = 1.0 / log2_table(2 + ctx.rel_rank - ctx.rel_j)
+    total = seg_totals(terms, ctx.rel_starts)
+    out = np.zeros(ctx.E, dtype=np.float64)
+    ok = ctx.hits_n > 0
+    out[ok] = total[ok] / ctx.R[ok].astype(np.float64)
+    return out

@@ -1,0 +1,239 @@
+"""Bounded-memory evaluation of a run grouped by query (``--stream``, specs/retrieval.md §9.7).
+
+The run is read in chunks of about ``batch_rows`` lines (stdin and gzip included). The trailing,
+possibly incomplete query of each batch is carried into the next batch, so every query is ranked,
+deduplicated and joined entirely inside one batch and the results equal the in-memory mode's,
+value for value. Only the qrels, the per-query counts and the judged rows are kept, so memory does
+not grow with the run.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ragmeter.errors import InputError, UsageError
+from ragmeter.io.files import display_name, open_binary, sha256_file
+from ragmeter.io.trec import Run, _Input, run_from_input
+from ragmeter.retrieval import kernels as K
+from ragmeter.retrieval.result import RetrievalResult
+
+__all__ = ["evaluate_stream", "evaluate_stream_with", "iter_chunks"]
+
+_BYTES_PER_LINE = 40  # a TREC run line is ~40 bytes; only sizes the chunks
+
+
+def iter_chunks(path: str | os.PathLike[str], chunk_bytes: int) -> Iterator[tuple[bytes, int]]:
+    """(chunk, lines before it): newline-aligned chunks of the (decompressed) input."""
+    name = display_name(path)
+    carry = b""
+    offset = 0
+    with open_binary(path, allow_stdin=True) as fh:
+        while True:
+            try:
+                block = fh.read(max(chunk_bytes, 1))
+            except (OSError, EOFError) as exc:
+                raise InputError(f"cannot read (not a gzip stream: {exc})", path=name) from None
+            if not block:
+                if carry:
+                    yield carry, offset
+                return
+            data = carry + block if carry else block
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                carry = data
+                continue
+            chunk, carry = data[: cut + 1], data[cut + 1 :]
+            yield chunk, offset
+            offset += chunk.count(b"\n")
+
+
+@dataclass(frozen=True, eq=False)
+class _PartsOrigin:
+    """Rows that span several chunks: each part is (origin, first row, row count)."""
+
+    name: str
+    parts: tuple[tuple[Any, int, int], ...]
+
+    def _split(self, row: int) -> tuple[Any, int]:
+        for origin, start, count in self.parts:
+            if row < count:
+                return origin, start + row
+            row -= count
+        raise IndexError(row)
+
+    def locate(self, rows: Sequence[int]) -> list[InputError]:
+        out = []
+        for r in rows:
+            origin, local = self._split(int(r))
+            out.append(origin.locate([local])[0])
+        return out
+
+    def where(self, row: int) -> str:
+        err = self.locate([row])[0]
+        return err.location if err.location else f"line {err.line}"
+
+
+Part = tuple[Run, int, int]  # (a whole chunk's Run, first row, row count)
+
+
+def _build(parts: list[Part], name: str) -> Run:
+    """One Run from row ranges of chunk Runs; messages still name each row's own line."""
+    qid_chunks = [c for r, a, n in parts for c in r.qid.slice(a, n).chunks]
+    doc_chunks = [c for r, a, n in parts for c in r.docno.slice(a, n).chunks]
+    first = parts[0][0]
+    return Run(
+        qid=pa.chunked_array(qid_chunks, type=first.qid.type),
+        docno=pa.chunked_array(doc_chunks, type=first.docno.type),
+        score=np.concatenate([r.score[a : a + n] for r, a, n in parts]),
+        runid=parts[-1][0].runid,
+        origin=_PartsOrigin(name, tuple((r.origin, a, n) for r, a, n in parts)),  # type: ignore[arg-type]
+    )
+
+
+def _split(parts: list[Part], at: int) -> tuple[list[Part], list[Part]]:
+    """The parts of rows [0, at) and [at, end)."""
+    head: list[Part] = []
+    tail: list[Part] = []
+    for r, a, n in parts:
+        if at >= n:
+            head.append((r, a, n))
+        elif at <= 0:
+            tail.append((r, a, n))
+        else:
+            head.append((r, a, at))
+            tail.append((r, a + at, n - at))
+        at -= n
+    return head, tail
+
+
+@dataclass
+class _RunInfo:
+    """What the result needs to know about a streamed run (it is never held whole)."""
+
+    name: str
+    runid: str = ""
+    sha256: str | None = None
+    lines: int = 0
+    qids: set[bytes] = field(default_factory=set)
+    ranked: bool = False
+    warnings: tuple[str, ...] = ()
+
+    def __len__(self) -> int:
+        return self.lines
+
+    def qid_values(self) -> list[str]:
+        return sorted(q.decode("utf-8", "replace") for q in self.qids)
+
+
+def _grouping_error(batch: Run, row: int, qid: bytes) -> InputError:
+    loc = batch.origin.locate([row])[0]
+    return InputError(
+        f"query '{qid.decode('utf-8', 'replace')}' appears again after other queries; --stream "
+        "needs the run grouped by query (LC_ALL=C sort -s -k1,1 run > run.sorted), or drop "
+        "--stream",
+        path=loc.path,
+        line=loc.line,
+        location=loc.location,
+    )
+
+
+def evaluate_stream_with(
+    evaluator: Any,
+    source: str | os.PathLike[str],
+    *,
+    batch_rows: int = 2_000_000,
+    run_format: str = "trec",
+) -> RetrievalResult:
+    """Evaluate a run grouped by query with a prepared :class:`Evaluator`, batch by batch."""
+    if run_format != "trec":
+        raise UsageError("--stream reads TREC runs only (--run-format trec)", command="trec")
+    if batch_rows < 1:
+        raise UsageError(f"--batch-rows needs an integer ≥ 1, not {batch_rows}", command="trec")
+    name = display_name(source)
+    info = _RunInfo(name)
+    index = evaluator.index
+    finished: set[bytes] = set()
+    pieces: list[K.RankPiece] = []
+    unjudged: set[bytes] = set()
+    dropped = 0
+    chunk_bytes = batch_rows * _BYTES_PER_LINE
+
+    def evaluate_batch(batch: Run) -> None:
+        nonlocal dropped
+        piece, n_dropped, joined = evaluator._piece(batch, require_overlap=False)
+        dropped += n_dropped
+        unjudged.update(joined.unjudged_qids)
+        pieces.append(piece)
+        # counts of the whole batch suffice: keep only judged rows and a running count
+        if len(pieces) > 1:
+            pieces[0].counts += pieces[-1].counts
+            pieces[-1].counts = np.zeros(0, dtype=np.int64)
+
+    carried: list[Part] = []
+    for chunk, offset in iter_chunks(source, chunk_bytes):
+        inp = _Input(name, None, chunk, chunk[: 1 << 16], offset)
+        run = run_from_input(inp, allow_empty=True)
+        if run is None:
+            continue
+        info.lines += len(run)
+        info.runid = run.runid
+        parts = [*carried, (run, 0, len(run))]
+        batch = _build(parts, name)
+        qids, codes = K._qid_codes(batch.qid)
+        starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
+        block_codes = codes[starts].tolist()
+        seen_here: set[int] = set()
+        for b, c in zip(starts.tolist(), block_codes, strict=True):
+            if c in seen_here or qids[c] in finished:
+                raise _grouping_error(batch, b, qids[c])
+            seen_here.add(c)
+        info.qids.update(qids)
+        # carry the trailing (possibly incomplete) query into the next batch
+        tail = int(starts[-1])
+        finished.update(qids[c] for c in block_codes[:-1])
+        head, carried = _split(parts, tail)
+        if head:
+            evaluate_batch(_build(head, name))
+    if carried:
+        evaluate_batch(_build(carried, name))
+    if info.lines == 0:
+        raise InputError(
+            "no data lines (expected lines of 6 fields: qid Q0 docno rank score tag)", path=name
+        )
+    if not pieces or not any((p.counts > 0).any() for p in pieces if p.counts.size):
+        q_examples = ", ".join(f"'{q.decode('utf-8', 'replace')}'" for q in index.qids[:2])
+        r_examples = ", ".join(f"'{q.decode('utf-8', 'replace')}'" for q in sorted(info.qids)[:2])
+        raise UsageError(
+            f"no query is in both {evaluator.qrels.name} and {name} (qrels qids look like "
+            f"{q_examples}; run qids look like {r_examples})",
+            command="trec",
+        )
+    if os.fspath(source) != "-":
+        try:
+            info.sha256 = sha256_file(source)
+        except InputError:
+            info.sha256 = None
+    return evaluator._finish(info, pieces, dropped, unjudged, run_qids=list(info.qids))
+
+
+def evaluate_stream(
+    qrels: Any,
+    source: str | os.PathLike[str],
+    measures: Any = ("official",),
+    *,
+    batch_rows: int = 2_000_000,
+    **options: Any,
+) -> RetrievalResult:
+    """Evaluate a run grouped by query in bounded memory; the same Result as :func:`evaluate`."""
+    from ragmeter.retrieval.engine import Evaluator
+
+    zscores = options.pop("zscores", None)
+    return evaluate_stream_with(
+        Evaluator(qrels, measures, zscores=zscores, **options), source, batch_rows=batch_rows
+    )
