@@ -85,10 +85,11 @@ def _policy(value: str):  # type: ignore[no-untyped-def]
 
 
 def _print_stats(data: dict) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(soft_wrap=False)
+    from ragmeter.runner.display import make_console
+
+    console = make_console()
     console.print(
         f"[bold]{data['path']}[/bold]  {data['samples']} samples, {data['qa_pairs']} QA pairs "
         f"(format {data['format']}, sha256 {data['sha256'][:12]})",

@@ -81,11 +81,9 @@ def register(app: typer.Typer) -> None:
 
             typer.echo(dumps(summary, indent=2))
         else:
-            from rich.console import Console
+            from ragmeter.runner.display import make_console, print_summary
 
-            from ragmeter.runner.display import print_summary
-
-            print_summary(summary, Console(soft_wrap=False))
+            print_summary(summary, make_console())
         return result.exit_status
 
     @app.command("gate")
@@ -137,11 +135,9 @@ def register(app: typer.Typer) -> None:
         elif not report.outcomes:
             typer.echo("no gate rules apply (the run's config has no gates; add --rule)")
         else:
-            from rich.console import Console
+            from ragmeter.runner.display import make_console, print_gate_report
 
-            from ragmeter.runner.display import print_gate_report
-
-            print_gate_report(data, Console(soft_wrap=False))
+            print_gate_report(data, make_console())
         return 0 if report.passed else 1
 
     runs_app = typer.Typer(
@@ -184,8 +180,9 @@ def register(app: typer.Typer) -> None:
 
             typer.echo(dumps(rows, indent=2))
             return
-        from rich.console import Console
         from rich.table import Table
+
+        from ragmeter.runner.display import make_console
 
         if not rows:
             typer.echo(f"no runs in {url}")
@@ -201,7 +198,7 @@ def register(app: typer.Typer) -> None:
                 r["gate_status"] or "",
                 ", ".join(r["tags"]),
             )
-        Console(soft_wrap=False).print(table)
+        make_console().print(table)
 
     @runs_app.command("show")
     def runs_show(
@@ -218,10 +215,10 @@ def register(app: typer.Typer) -> None:
 
             typer.echo(dumps(data[0] if len(data) == 1 else data, indent=2))
             return
-        from rich.console import Console
+        from ragmeter.runner.display import make_console
 
         for item in data:
-            _print_run(item, Console(soft_wrap=False))
+            _print_run(item, make_console())
 
     @runs_app.command("delete")
     def runs_delete(

@@ -226,6 +226,7 @@ class _Ctx:
 
     def __init__(self, path: str | None, line: int | None, sample: str | None) -> None:
         self.path, self.line, self.sample = path, line, sample
+        self.offset_errors: list[str] = []  # every bad span of the sample, reported together
 
     def error(self, key: str, message: str) -> InputError:
         loc = f"sample '{self.sample}'" if self.sample is not None else None
@@ -339,7 +340,8 @@ def _check_span(
             f"({_offset_message(text, start, end, mention)})"
         )
         return None
-    raise ctx.error(key, _offset_message(text, start, end, mention))
+    ctx.offset_errors.append(f"{key}: {_offset_message(text, start, end, mention)}")
+    return start, end
 
 
 def _kb_id(value: Any, ctx: _Ctx, key: str) -> str | None:
@@ -477,7 +479,8 @@ def _parse_qa(obj: Any, sample_id: str, index: int, ctx: _Ctx) -> QAPair:
         raise ctx.error(
             f"{key}.reference_steps", f"is {_type_name(steps)} (expected a list of step groups)"
         )
-    meta = obj.get("meta") or {}
+    meta = obj.get("meta")
+    meta = {} if meta is None else meta
     if not isinstance(meta, dict):
         raise ctx.error(f"{key}.meta", f"is {_type_name(meta)} (expected an object)")
     template = obj.get("template_id")
@@ -570,7 +573,8 @@ def parse_sample(
     ctx.sample = sample_id
     _check_keys(obj, SAMPLE_KEYS, ctx, "")
     text = _opt_str(obj.get("text"), ctx, "text")
-    strata = obj.get("strata") or {}
+    strata = obj.get("strata")
+    strata = {} if strata is None else strata
     if not isinstance(strata, dict):
         raise ctx.error("strata", f"is {_type_name(strata)} (expected an object factor -> value)")
     for factor, value in strata.items():
@@ -599,7 +603,9 @@ def parse_sample(
             if span is None:
                 continue
             start, end = span
-            out.append(Mention(label, start, end, text[start:end]))  # type: ignore[index]
+            out.append(
+                Mention(label, start, end, surface if surface is not None else text[start:end])
+            )
         seen: dict[tuple[int, int, str], int] = {}
         for i, m in enumerate(out):
             k = (m.start, m.end, m.type)
@@ -628,7 +634,8 @@ def parse_sample(
         links = _parse_links(
             obj["entity_linking"], text, mentions, sample_id, ctx, on_offset_mismatch, fixes
         )
-    qa_value = obj.get("qa_pairs") or []
+    qa_value = obj.get("qa_pairs")
+    qa_value = [] if qa_value is None else qa_value
     if not isinstance(qa_value, list):
         raise ctx.error("qa_pairs", f"is {_type_name(qa_value)} (expected a list)")
     qas = tuple(_parse_qa(q, sample_id, i, ctx) for i, q in enumerate(qa_value))
@@ -643,10 +650,13 @@ def parse_sample(
                     "names no qid of this sample (expected a qid of its qa_pairs, or the "
                     "sample id)",
                 )
+    if ctx.offset_errors:
+        raise ctx.error("", "; ".join(ctx.offset_errors))
     language = _opt_str(obj.get("language"), ctx, "language")
     if language is None and isinstance(strata.get("language"), str):
         language = strata["language"]
-    meta = obj.get("meta") or {}
+    meta = obj.get("meta")
+    meta = {} if meta is None else meta
     if not isinstance(meta, dict):
         raise ctx.error("meta", f"is {_type_name(meta)} (expected an object)")
     return GoldSample(

@@ -547,7 +547,7 @@ def _check_compare(cfg: RunConfig) -> None:
     if compare is None:
         return
     if compare.baseline is not None:
-        _scope_systems(cfg, ("compare", "baseline"), [compare.baseline])
+        _scope_systems(cfg, ("compare", "baseline"), compare.baseline)
     if compare.metrics is not None:
         cfg.compare_metrics = []
         for j, name in enumerate(compare.metrics):
@@ -570,13 +570,14 @@ class RuleScope:
         self.error = error
 
 
-def _scope_systems(scope: Any, keypath: Sequence[str | int], names: Sequence[str]) -> None:
+def _scope_systems(scope: Any, keypath: Sequence[str | int], names: Sequence[str] | str) -> None:
     known = scope.system_names
-    for j, name in enumerate(names):
+    single = isinstance(names, str)
+    for j, name in enumerate([names] if single else names):
         if name not in known:
             did = suggest(name, known, n=1)
             raise scope.error(
-                (*keypath, j),
+                tuple(keypath) if single else (*keypath, j),
                 f"unknown system '{name}' (expected one of {', '.join(known)})"
                 + (f"; did you mean '{did[0]}'?" if did else ""),
             )
@@ -655,7 +656,7 @@ def build_rules(scope: Any, gates: GatesConfig | None) -> list[GateRule]:
                 (*keypath, "no_regression"),
                 "has no baseline (expected no_regression.baseline or compare.baseline)",
             )
-        _scope_systems(scope, (*keypath, "no_regression", "baseline"), [baseline])
+        _scope_systems(scope, (*keypath, "no_regression", "baseline"), baseline)
         for k, name in enumerate(body.metrics):
             task, canonical, direction, level = _resolve_rule_metric(
                 scope, (*keypath, "no_regression", "metrics", k), name
@@ -748,6 +749,9 @@ def load_config(
             ("tasks",), f"no tasks (expected at least one of {', '.join(task_names())})"
         )
     _check_judge(cfg)
+    from ragmeter.runner.judge_settings import judge_settings
+
+    resolve_task_metrics(cfg, judge_settings(model.judge, str(cfg.base_dir)))
     _check_compare(cfg)
     cfg.rules = build_rules(cfg, model.gates)
     if model.stratify_by and len(set(model.stratify_by)) != len(model.stratify_by):

@@ -9,9 +9,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["print_gate_report", "print_summary"]
+__all__ = ["make_console", "print_gate_report", "print_summary"]
 
 VERDICT_STYLE = {"PASS": "bold green", "FAIL": "bold red", "SKIP": "yellow"}
+
+
+def make_console(stderr: bool = False) -> Console:
+    """A console for command output: 120 columns when writing to a pipe or a file."""
+    import sys
+
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(file=stream, width=None if stream.isatty() else 120, soft_wrap=False)
 
 
 def _num(value: Any, digits: int = 4) -> str:
@@ -114,10 +122,12 @@ def print_summary(summary: Mapping[str, Any], console: Console | None = None) ->
     saved = summary.get("saved") or {}
     if saved:
         if saved.get("results_dir"):
-            console.print(f"results: {saved['results_dir']}/", highlight=False)
+            console.print(f"results: {saved['results_dir']}/", highlight=False, soft_wrap=True)
         if saved.get("store"):
             runs = ", ".join(saved.get("run_ids", []))
-            console.print(f"store:   {saved['store']}  (runs {runs})", highlight=False)
+            console.print(
+                f"store:   {saved['store']}  (runs {runs})", highlight=False, soft_wrap=True
+            )
 
 
 def _print_strata(summary: Mapping[str, Any], systems: Sequence[str], console: Console) -> None:
@@ -213,7 +223,11 @@ def print_gate_report(gates: Mapping[str, Any], console: Console | None = None) 
     console = console or Console()
     table = Table(title="[bold]gates[/bold]", title_justify="left")
     for col in ("rule", "system", "value", "threshold / p", "verdict", "reason"):
-        table.add_column(col, justify="right" if col in ("value", "threshold / p") else "left")
+        table.add_column(
+            col,
+            justify="right" if col in ("value", "threshold / p") else "left",
+            no_wrap=col in ("rule", "system", "verdict"),
+        )
     for o in gates["rules"]:
         if o["kind"] == "no_regression":
             value = "–" if o.get("value") is None else f"{o['value']:+.4f}"

@@ -26,7 +26,7 @@ from ragmeter.io.files import sha256_file
 from ragmeter.result import Result
 from ragmeter.runner import outputs as out_io
 from ragmeter.runner.cache import DEFAULT_CACHE_DIR, TaskCache, input_hash
-from ragmeter.runner.config import RunConfig, load_config, resolve_task_metrics
+from ragmeter.runner.config import RunConfig, load_config
 from ragmeter.runner.judge_settings import judge_reason, judge_settings, reply_settings
 from ragmeter.runner.outputs import OutputFile
 from ragmeter.runner.strata import stratify
@@ -228,11 +228,10 @@ def run_pipeline(
     created = datetime.now(timezone.utc)
     evaluation_id = new_evaluation_id(created)
     judge = judge_settings(cfg.model.judge, str(cfg.base_dir))
-    resolve_task_metrics(cfg, judge)
     _add_rule_metrics(cfg)
     ds = cfg.model.dataset
     gold_all = load_gold(
-        cfg.resolve_path(ds.path), fmt=ds.format, on_offset_mismatch=ds.on_offset_mismatch
+        _shown(cfg.resolve_path(ds.path)), fmt=ds.format, on_offset_mismatch=ds.on_offset_mismatch
     )
     gold, manifest_hash = _load_split(cfg, gold_all)
     _check_strata(cfg, gold)

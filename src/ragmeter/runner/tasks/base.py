@@ -30,7 +30,7 @@ __all__ = ["TaskAdapter", "TaskContext", "TaskOptions", "TaskSkipped"]
 class TaskOptions(BaseModel):
     """Options of a ``tasks.<task>`` block; subclasses add the engine's options."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     metrics: list[str] | None = None
 
