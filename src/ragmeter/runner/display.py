@@ -88,10 +88,15 @@ def print_summary(summary: Mapping[str, Any], console: Console | None = None) ->
             label = f"{name} (baseline)" if name == baseline else name
             table.add_column(label, justify="right")
         table.add_column("n", justify="right", style="dim")
-        for name in systems:
-            entry = block["systems"].get(name)
-            if entry and entry["status"] == "skipped":
-                skipped.append(f"{task} · {name}: {entry['reason']}")
+        reasons = {
+            name: entry["reason"]
+            for name, entry in block["systems"].items()
+            if entry["status"] == "skipped"
+        }
+        if reasons and len(reasons) == len(systems) and len(set(reasons.values())) == 1:
+            skipped.append(f"{task}: {next(iter(reasons.values()))}")
+        else:
+            skipped.extend(f"{task} · {name}: {why}" for name, why in reasons.items())
         if not active:
             continue
         for metric in metrics:

@@ -1,0 +1,27 @@
+"""Runner task ``grounded``: the grounded-QA scorer (answers.md §9)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ragmeter.runner.tasks.base import TaskAdapter, TaskOptions
+
+__all__ = ["ADAPTER", "GroundedOptions"]
+
+
+class GroundedOptions(TaskOptions):
+    k: int = Field(5, ge=1)
+    refusal_token: str = "not in context"
+    missing_trace: Literal["answered", "refused", "error"] = "refused"
+
+
+class GroundedAdapter(TaskAdapter):
+    name = "grounded"
+    options = GroundedOptions
+    outputs = ("answers",)
+    engine_module = "ragmeter.answers.grounded"
+
+
+ADAPTER = GroundedAdapter()
