@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ragmeter import registry
 from ragmeter.datasets.gold import GoldSet
@@ -32,7 +32,9 @@ class TaskOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    metrics: list[str] | None = None
+    metrics: list[str] | None = Field(
+        None, description="Metric names inside the task (default: the registry's default set)."
+    )
 
     def metric_names(self) -> list[str] | None:
         """The metric names asked for, as written (``None``: the registry's defaults)."""

@@ -12,9 +12,11 @@ __all__ = ["ADAPTER", "GroundedOptions"]
 
 
 class GroundedOptions(TaskOptions):
-    k: int = Field(5, ge=1)
-    refusal_token: str = "not in context"
-    missing_trace: Literal["answered", "refused", "error"] = "refused"
+    k: int = Field(5, ge=1, description="Cut-off of recall@k.")
+    refusal_token: str = Field("not in context", description="An answer equal to it is a refusal.")
+    missing_trace: Literal["answered", "refused", "error"] = Field(
+        "refused", description="A gold question the system did not answer counts as this."
+    )
 
 
 class GroundedAdapter(TaskAdapter):

@@ -12,9 +12,13 @@ __all__ = ["ADAPTER", "JudgeOptions"]
 
 
 class JudgeOptions(TaskOptions):
-    max_cost_usd: float | None = Field(None, ge=0)
-    repeats: int | None = Field(None, ge=1)
-    no_claims_as: Literal[0, 1] | None = None
+    max_cost_usd: float | None = Field(
+        None, ge=0, description="Budget; calls beyond it are budget_exceeded."
+    )
+    repeats: int | None = Field(None, ge=1, description="Judge each sample n times.")
+    no_claims_as: Literal[0, 1] | None = Field(
+        None, description="Fold no_claims into means as 0 or 1 (default: left out)."
+    )
 
 
 class JudgeAdapter(TaskAdapter):

@@ -10,8 +10,8 @@ __all__ = ["ADAPTER", "LinkingOptions"]
 
 
 class LinkingOptions(TaskOptions):
-    k: list[int] = Field(default_factory=lambda: [1, 5, 10])
-    zero_division: float = 0.0
+    k: list[int] = Field(default_factory=lambda: [1, 5, 10], description="Cut-offs of Hits@K.")
+    zero_division: float = Field(0.0, description="Value of a 0/0 ratio (NIL detection).")
 
 
 class LinkingAdapter(TaskAdapter):

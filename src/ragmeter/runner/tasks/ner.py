@@ -13,11 +13,14 @@ __all__ = ["ADAPTER", "NerOptions"]
 
 class NerOptions(TaskOptions):
     schemas: list[Literal["strict", "exact", "partial", "type"]] = Field(
-        default_factory=lambda: ["strict", "exact", "partial", "type"]
+        default_factory=lambda: ["strict", "exact", "partial", "type"],
+        description="SemEval-2013 schemas to report.",
     )
-    min_overlap: float = Field(0.0, ge=0.0, le=1.0)
-    duplicates: Literal["dedupe", "keep"] = "dedupe"
-    zero_division: float = 0.0
+    min_overlap: float = Field(0.0, ge=0.0, le=1.0, description="Overlap needed by partial/type.")
+    duplicates: Literal["dedupe", "keep"] = Field(
+        "dedupe", description="Duplicate predicted spans."
+    )
+    zero_division: float = Field(0.0, description="Value of a 0/0 ratio (scikit-learn's rule).")
 
 
 class NerAdapter(TaskAdapter):

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field
+
 from ragmeter.runner.tasks.base import TaskAdapter, TaskOptions
 
 __all__ = ["ADAPTER", "SemanticOptions"]
 
 
 class SemanticOptions(TaskOptions):
-    agg: Literal["max", "mean"] = "max"
-    embedder_path: str | None = None
-    device: str | None = None
+    agg: Literal["max", "mean"] = Field("max", description="Aggregation over gold answers.")
+    embedder_path: str | None = Field(
+        None, description="A local sentence-transformers folder instead of the bundled MiniLM."
+    )
+    device: str | None = Field(None, description="cpu (default) or cuda.")
 
 
 class SemanticAdapter(TaskAdapter):

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field
+
 from ragmeter.runner.tasks.base import TaskAdapter, TaskOptions
 
 __all__ = ["ADAPTER", "StepsOptions"]
 
 
 class StepsOptions(TaskOptions):
-    compat: Literal["graphrag-eval-6", "graphrag-eval-5"] | None = None
-    on_missing: Literal["error", "error-sample"] = "error-sample"
-    check_names: bool = True
+    compat: Literal["graphrag-eval-6", "graphrag-eval-5"] | None = Field(
+        None, description="Reproduce a graphrag-eval version's numbers (steps.md §1)."
+    )
+    on_missing: Literal["error", "error-sample"] = Field(
+        "error-sample",
+        description="A gold question without a trace: scored as an error response, or an error.",
+    )
+    check_names: bool = Field(True, description="Reject near-miss special step names.")
 
 
 class StepsAdapter(TaskAdapter):
