@@ -17,10 +17,29 @@ HERE = Path(__file__).resolve().parent
 SEED = 20250601
 
 TYPES = ["M"] * 24 + ["A"] * 14 + ["L"] * 12 + ["S"] * 5 + ["G"] * 5
-NER_LABEL = {"M": "GRP.HER.MUS", "A": "GRP.HER.ARC", "L": "GRP.HER.LIB", "S": "GRP.HER.SOC", "G": "GRP.HER.MUS"}
+NER_LABEL = {
+    "M": "GRP.HER.MUS",
+    "A": "GRP.HER.ARC",
+    "L": "GRP.HER.LIB",
+    "S": "GRP.HER.SOC",
+    "G": "GRP.HER.MUS",
+}
 COUNTRIES = ["NL"] * 30 + ["BE"] * 12 + ["GB"] * 12 + ["IE"] * 6
 
-NL_PRE = ["Veen", "Hoog", "Linde", "Ooster", "Wester", "Zand", "Beek", "Eik", "Mol", "Ruis", "Wolde", "Brem"]
+NL_PRE = [
+    "Veen",
+    "Hoog",
+    "Linde",
+    "Ooster",
+    "Wester",
+    "Zand",
+    "Beek",
+    "Eik",
+    "Mol",
+    "Ruis",
+    "Wolde",
+    "Brem",
+]
 NL_SUF = ["drecht", "meer", "wold", "hoven", "laar", "dijk", "horst", "broek", "zande", "kerke"]
 EN_PRE = ["Ash", "Brook", "Elder", "Fern", "Holm", "Kings", "Mill", "Stan", "Thorn", "Wil"]
 EN_SUF = ["bury", "ford", "ham", "ley", "mouth", "wick", "stead", "combe"]
@@ -40,31 +59,60 @@ EN_KIND = {
     "G": ["{c} Art Gallery", "{c} Gallery of Fine Art"],
 }
 NL_COLL = {
-    "M": ["een collectie klederdracht", "de grootste collectie turfgereedschap van de regio",
-          "schilderijen uit de negentiende eeuw", "archeologische vondsten uit de ijzertijd"],
-    "A": ["de notariële archieven van de regio", "bouwtekeningen van de gemeente",
-          "de doop-, trouw- en begraafboeken"],
+    "M": [
+        "een collectie klederdracht",
+        "de grootste collectie turfgereedschap van de regio",
+        "schilderijen uit de negentiende eeuw",
+        "archeologische vondsten uit de ijzertijd",
+    ],
+    "A": [
+        "de notariële archieven van de regio",
+        "bouwtekeningen van de gemeente",
+        "de doop-, trouw- en begraafboeken",
+    ],
     "L": ["een collectie streekliteratuur", "oude drukken en handschriften"],
     "S": ["een beeldbank met oude foto's", "een verzameling bidprentjes"],
     "G": ["hedendaagse grafiek", "werk van regionale schilders"],
 }
 EN_COLL = {
-    "M": ["a collection of lace and costume", "tools of the local mining industry",
-          "Victorian paintings", "Bronze Age finds"],
+    "M": [
+        "a collection of lace and costume",
+        "tools of the local mining industry",
+        "Victorian paintings",
+        "Bronze Age finds",
+    ],
     "A": ["parish registers of the county", "estate papers and maps"],
     "L": ["a local studies collection", "early printed books"],
     "S": ["a photographic archive", "oral history recordings"],
     "G": ["contemporary prints", "works by regional painters"],
 }
 DISTRACTORS = [
-    ("Subsidieregeling erfgoed 2024", "De provincie opent een nieuwe subsidieregeling voor digitalisering van erfgoedcollecties."),
-    ("Open Monumentendag", "Tijdens Open Monumentendag zijn veel historische gebouwen gratis toegankelijk."),
-    ("Heritage Lottery grants", "A new round of heritage grants supports volunteer-run museums and archives."),
+    (
+        "Subsidieregeling erfgoed 2024",
+        "De provincie opent een nieuwe subsidieregeling voor digitalisering van erfgoedcollecties.",
+    ),
+    (
+        "Open Monumentendag",
+        "Tijdens Open Monumentendag zijn veel historische gebouwen gratis toegankelijk.",
+    ),
+    (
+        "Heritage Lottery grants",
+        "A new round of heritage grants supports volunteer-run museums and archives.",
+    ),
     ("Digital preservation guide", "Guidance on file formats and checksums for small archives."),
-    ("Restauratie van de stadsmolen", "De stadsmolen wordt dit jaar gerestaureerd door vrijwilligers."),
+    (
+        "Restauratie van de stadsmolen",
+        "De stadsmolen wordt dit jaar gerestaureerd door vrijwilligers.",
+    ),
     ("Museum card statistics", "Visitor numbers for museum card holders rose in the last decade."),
-    ("Nieuwe collectieregistratie", "Veel kleine musea stappen over op een gedeeld collectieregistratiesysteem."),
-    ("Archive volunteers wanted", "The record office is looking for volunteers to index parish registers."),
+    (
+        "Nieuwe collectieregistratie",
+        "Veel kleine musea stappen over op een gedeeld collectieregistratiesysteem.",
+    ),
+    (
+        "Archive volunteers wanted",
+        "The record office is looking for volunteers to index parish registers.",
+    ),
 ]
 
 
@@ -83,7 +131,7 @@ def build(rng: random.Random) -> tuple[list[dict], list[dict], list[dict]]:
     rng.shuffle(countries)
     used: set[str] = set()
     institutions = []
-    for i, (ctype, country) in enumerate(zip(types, countries)):
+    for i, (ctype, country) in enumerate(zip(types, countries, strict=True)):
         nl = country in ("NL", "BE")
         city = place(rng, nl, used)
         name = rng.choice((NL_KIND if nl else EN_KIND)[ctype]).format(c=city)
@@ -143,7 +191,11 @@ def build(rng: random.Random) -> tuple[list[dict], list[dict], list[dict]]:
             "wikidata_id": inst["qid"],
             "isil_code": inst["isil"],
         }
-        template = ["founding_year_of_CUSTODIAN", "location_of_CUSTODIAN", "collection_of_CUSTODIAN"][n % 3]
+        template = [
+            "founding_year_of_CUSTODIAN",
+            "location_of_CUSTODIAN",
+            "collection_of_CUSTODIAN",
+        ][n % 3]
         answerable = n % 8 != 0
         qid = f"s{n:03d}-q1"
         nl = inst["lang"] == "nl"
@@ -165,26 +217,37 @@ def build(rng: random.Random) -> tuple[list[dict], list[dict], list[dict]]:
         else:
             if template == "founding_year_of_CUSTODIAN":
                 question = (
-                    f"Wanneer is {inst['name']} opgericht?" if nl else f"When was the {inst['name']} founded?"
+                    f"Wanneer is {inst['name']} opgericht?"
+                    if nl
+                    else f"When was the {inst['name']} founded?"
                 )
                 short = str(inst["year"])
                 claim = f"in {inst['year']}"
             elif template == "location_of_CUSTODIAN":
                 question = (
-                    f"In welke plaats is {inst['name']} gevestigd?" if nl else f"Where is the {inst['name']}?"
+                    f"In welke plaats is {inst['name']} gevestigd?"
+                    if nl
+                    else f"Where is the {inst['name']}?"
                 )
                 short = inst["city"]
                 claim = inst["city"]
             else:
-                question = f"Wat beheert {inst['name']}?" if nl else f"What does the {inst['name']} hold?"
+                question = (
+                    f"Wat beheert {inst['name']}?" if nl else f"What does the {inst['name']} hold?"
+                )
                 short = inst["collection"]
                 claim = inst["collection"]
             sentence = (
-                f"{inst['name']} werd opgericht in {inst['year']}." if template.startswith("founding") and nl
-                else f"The {inst['name']} was founded in {inst['year']}." if template.startswith("founding")
-                else f"{inst['name']} ligt in {inst['city']}." if template.startswith("location") and nl
-                else f"The {inst['name']} is in {inst['city']}." if template.startswith("location")
-                else f"{inst['name']} beheert {inst['collection']}." if nl
+                f"{inst['name']} werd opgericht in {inst['year']}."
+                if template.startswith("founding") and nl
+                else f"The {inst['name']} was founded in {inst['year']}."
+                if template.startswith("founding")
+                else f"{inst['name']} ligt in {inst['city']}."
+                if template.startswith("location") and nl
+                else f"The {inst['name']} is in {inst['city']}."
+                if template.startswith("location")
+                else f"{inst['name']} beheert {inst['collection']}."
+                if nl
                 else f"The {inst['name']} holds {inst['collection']}."
             )
             qa = {
@@ -262,18 +325,28 @@ def system_outputs(
         refusal = "not in context"
         if not qa["answerable"]:
             refuse = rng.random() < (1.0 if strong else 0.5)
-            answer = refusal if refuse else ("Ongeveer 12.000 bezoekers." if nl else "About 12,000 visitors.")
+            answer = (
+                refusal
+                if refuse
+                else ("Ongeveer 12.000 bezoekers." if nl else "About 12,000 visitors.")
+            )
             cites = [] if refuse else [top5[0]]
         else:
             found = main in top5
             if found and rng.random() < (0.93 if strong else 0.75):
-                answer = qa["golden_answers"][1] if rng.random() < (0.75 if strong else 0.35) else qa["golden_answers"][0]
+                answer = (
+                    qa["golden_answers"][1]
+                    if rng.random() < (0.75 if strong else 0.35)
+                    else qa["golden_answers"][0]
+                )
                 cites = [main]
             elif rng.random() < (0.04 if strong else 0.12):
                 answer, cites = refusal, []
             else:
                 wrong = gold[(int(s["id"][1:]) + 3) % len(gold)]["qa_pairs"][0]
-                answer = wrong.get("answer") or ("Dat weet ik niet zeker." if nl else "I am not sure.")
+                answer = wrong.get("answer") or (
+                    "Dat weet ik niet zeker." if nl else "I am not sure."
+                )
                 cites = [top5[0]]
         answers.append(
             {
@@ -352,7 +425,9 @@ def system_outputs(
                 "id": s["id"],
                 "ner_annotations": preds,
                 "type_classification": {"primary_type": ptype, "secondary_types": []},
-                "entity_linking": [{"mention_id": link["mention_id"], "candidates": cands, "nil": nil}],
+                "entity_linking": [
+                    {"mention_id": link["mention_id"], "candidates": cands, "nil": nil}
+                ],
             }
         )
     return {"run": run_lines, "answers": answers, "traces": traces, "entities": entities}
@@ -373,7 +448,9 @@ def main() -> None:
     for name, strong in (("bm25", False), ("hybrid", True)):
         out = system_outputs(random.Random(f"{SEED}-{name}"), gold, corpus, strong)
         (HERE / "outputs").mkdir(exist_ok=True)
-        (HERE / "outputs" / f"{name}.trec").write_text("\n".join(out["run"]) + "\n", encoding="utf-8")
+        (HERE / "outputs" / f"{name}.trec").write_text(
+            "\n".join(out["run"]) + "\n", encoding="utf-8"
+        )
         write_jsonl(HERE / "outputs" / f"{name}-answers.jsonl", out["answers"])
         write_jsonl(HERE / "outputs" / f"{name}-traces.jsonl", out["traces"])
         write_jsonl(HERE / "outputs" / f"{name}-entities.jsonl", out["entities"])
