@@ -43,24 +43,6 @@ __all__ = [
 ]
 
 SYSTEM_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
-JUDGE_KEYS = (
-    "base_url",
-    "model",
-    "api_key_env",
-    "temperature",
-    "max_tokens",
-    "max_tokens_cap",
-    "structured",
-    "concurrency",
-    "rpm",
-    "tpm",
-    "timeout_s",
-    "max_attempts",
-    "repeats",
-    "cache_namespace",
-    "cache",
-    "prices",
-)
 
 
 class _Model(BaseModel):
@@ -547,11 +529,11 @@ def _check_tasks(cfg: RunConfig) -> None:
     cfg.tasks = {t: cfg.tasks[t] for t in known if t in cfg.tasks}
 
 
-def resolve_task_metrics(cfg: RunConfig, judge: Mapping[str, Any] | None) -> None:
+def resolve_task_metrics(cfg: RunConfig) -> None:
     """Resolve each task's metric names through the registry (tasks whose engine is here)."""
     for task, options in cfg.tasks.items():
         adapter = get_adapter(task)
-        reason = adapter.unavailable(judge)
+        reason = adapter.unavailable()
         if reason is not None and "not part of this build" in reason:
             cfg.unavailable[task] = reason
             continue
@@ -561,7 +543,7 @@ def resolve_task_metrics(cfg: RunConfig, judge: Mapping[str, Any] | None) -> Non
         field_name = "measures" if "measures" in type(options).model_fields else "metrics"
         if names is None:
             try:
-                names = adapter.default_metrics()
+                names = adapter.default_metrics(options)
             except registry.UnknownMetricError as exc:
                 cfg.unavailable[task] = str(exc)
                 continue
@@ -765,23 +747,28 @@ def _check_dataset(cfg: RunConfig) -> None:
 
 
 def _check_judge(cfg: RunConfig) -> None:
+    """The ``judge:`` block, validated by the judge engine (judge.md §1) when it is installed."""
     block = cfg.model.judge
     if block is None:
         return
-    for key in block:
-        if key == "api_key":
-            raise cfg.error(
-                ("judge", "api_key"),
-                "API keys never go in the config (expected api_key_env: the NAME of an "
-                "environment variable that holds the key)",
-            )
-        if key not in JUDGE_KEYS:
-            did = suggest(str(key), JUDGE_KEYS, n=1)
-            raise cfg.error(
-                ("judge", key),
-                f"unknown key (expected one of {', '.join(JUDGE_KEYS)})"
-                + (f"; did you mean '{did[0]}'?" if did else ""),
-            )
+    if "api_key" in block:
+        raise cfg.error(
+            ("judge", "api_key"),
+            "API keys never go in the config (expected api_key_env: the NAME of an "
+            "environment variable that holds the key)",
+        )
+    try:
+        from ragmeter.judge.config import config_from_mapping
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("ragmeter.judge"):
+            return  # the judge task is skipped anyway; nothing reads the block
+        raise
+    lines = {
+        tuple(str(p) for p in path): line
+        for path, line in cfg.lines.lines.items()
+        if path[:1] == ("judge",)
+    }
+    config_from_mapping(block, path=cfg.path, lines=lines, prefix=("judge",))
 
 
 def load_config(
@@ -812,9 +799,7 @@ def load_config(
             ("tasks",), f"no tasks (expected at least one of {', '.join(task_names())})"
         )
     _check_judge(cfg)
-    from ragmeter.runner.judge_settings import judge_settings
-
-    resolve_task_metrics(cfg, judge_settings(model.judge, str(cfg.base_dir)))
+    resolve_task_metrics(cfg)
     _check_compare(cfg)
     cfg.rules = build_rules(cfg, model.gates)
     if model.stratify_by and len(set(model.stratify_by)) != len(model.stratify_by):

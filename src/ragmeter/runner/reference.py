@@ -162,10 +162,10 @@ def render() -> str:
         "",
         "The LLM judge endpoint (`specs/judge.md` §1); environment variables "
         "`RAGMETER_LLM_BASE_URL` and `RAGMETER_LLM_MODEL` take precedence. A literal `api_key` "
-        "is refused: name the environment variable with `api_key_env`. Keys: "
-        + ", ".join(f"`{k}`" for k in cfg.JUDGE_KEYS)
-        + ". Without a model and an endpoint, LLM metrics are `needs_llm` and the judge task "
-        f"is reported as skipped: *{NOT_CONFIGURED}*",
+        "is refused: name the environment variable with `api_key_env`. The keys (model, "
+        "base_url, temperature, concurrency, rpm, timeout_s, cache, prices, ...) are those of "
+        "[judge.md](judge.md). Without a model and an endpoint, LLM metrics are `needs_llm` and "
+        f"the judge task is reported as skipped: *{NOT_CONFIGURED}*",
         "",
         "## `tasks`",
         "",

@@ -1,14 +1,27 @@
-"""Runner task ``retrieval``: the system's run against the gold ``relevant_docs``."""
+"""Runner task ``retrieval``: the system's run against the gold ``relevant_docs``.
+
+The qrels are the ``relevant_docs`` of the gold units (``{qid: {doc: grade}}``) and the run is the
+system's ``outputs.run``, scored by :func:`ragmeter.retrieval.evaluate` (``retrieval.md`` §8). By
+default a gold query missing from the run scores 0 (``complete: true``, trec_eval ``-c``): a
+system that returns nothing for a question has not answered it, and comparisons need a value for
+every query.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import AliasChoices, Field
 
-from ragmeter.runner.tasks.base import TaskAdapter, TaskOptions
+from ragmeter.result import Result
+from ragmeter.runner.outputs import OutputFile
+from ragmeter.runner.tasks.base import TaskAdapter, TaskContext, TaskOptions
+from ragmeter.store.records import SampleRecord
 
 __all__ = ["ADAPTER", "RetrievalOptions"]
+
+SHOWN = 10  # retrieved documents kept per query for the sample page
 
 
 class RetrievalOptions(TaskOptions):
@@ -29,11 +42,90 @@ class RetrievalOptions(TaskOptions):
     )
 
 
+def _plain(result: Result) -> Result:
+    return Result(
+        "retrieval",
+        result.samples,
+        result.aggregates,
+        strata=result.strata,
+        metadata=result.metadata,
+        warnings=result.warnings,
+    )
+
+
 class RetrievalAdapter(TaskAdapter):
     name = "retrieval"
     options = RetrievalOptions
     outputs = ("run",)
     engine_module = "ragmeter.retrieval"
+
+    def _run_for(self, ctx: TaskContext, run: Any) -> Any:
+        """The run restricted to the evaluated queries (other splits' queries left out)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        wanted = {u.id for u in ctx.units}
+        table = run.to_table()
+        qids = pc.unique(table.column("qid")).to_pylist()
+        if all(q in wanted for q in qids):
+            return run
+        return table.filter(pc.is_in(table.column("qid"), value_set=pa.array(sorted(wanted))))
+
+    def evaluate(self, ctx: TaskContext, outputs: Mapping[str, OutputFile]) -> Result:
+        from ragmeter import retrieval
+
+        opts: RetrievalOptions = ctx.options  # type: ignore[assignment]
+        qrels = {u.id: dict(u.item) for u in ctx.units}
+        run = self._run_for(ctx, outputs["run"].records["run"])
+        result = retrieval.evaluate(
+            qrels,
+            run,
+            ctx.metric_names,
+            relevance_level=opts.relevance_level,
+            complete=opts.complete,
+            judged_only=opts.judged_only,
+            gain=opts.gain,
+            dedupe=opts.dedupe,
+        )
+        ctx.progress(len(ctx.units))
+        return _plain(result)
+
+    def records(self, ctx: TaskContext, outputs: Mapping[str, OutputFile]) -> list[SampleRecord]:
+        import pyarrow.compute as pc
+
+        table = outputs["run"].records["run"].to_table()
+        order = pc.sort_indices(
+            table,
+            sort_keys=[("qid", "ascending"), ("score", "descending"), ("docno", "descending")],
+        )
+        table = table.take(order)
+        qids = table.column("qid").to_pylist()
+        docs = table.column("docno").to_pylist()
+        scores = table.column("score").to_pylist()
+        top: dict[str, list[dict[str, Any]]] = {}
+        for q, d, sc in zip(qids, docs, scores, strict=True):
+            ranked = top.setdefault(q, [])
+            if len(ranked) < SHOWN:
+                ranked.append({"id": d, "score": sc})
+        out = []
+        for u in ctx.units:
+            grades = dict(u.item)
+            ranked = top.get(u.id, [])
+            for r in ranked:
+                r["grade"] = grades.get(r["id"])
+            out.append(
+                SampleRecord(
+                    u.id,
+                    u.sample.id,
+                    dict(u.sample.strata),
+                    {
+                        "input": {"query": u.qa.question if u.qa else None},
+                        "gold": {"relevant_docs": grades},
+                        "output": {"ranking": ranked},
+                    },
+                )
+            )
+        return out
 
 
 ADAPTER = RetrievalAdapter()
