@@ -444,3 +444,39 @@ def test_the_example_project_runs_and_passes_its_gates(here):
     assert tasks["judge"]["systems"]["hybrid-v1"]["status"] == "skipped"
     for task in ("retrieval", "answers", "grounded", "steps", "ner", "classification", "linking"):
         assert tasks[task]["systems"]["hybrid-v1"]["status"] == "ok", task
+
+
+def test_a_split_manifest_selects_the_split(here):
+    pytest.importorskip("ragmeter.stats.datasets")
+    pytest.importorskip("ragmeter.retrieval")
+    import ragmeter.datasets as rd
+    import ragmeter.stats.datasets as sd
+    from tests.helpers import invoke
+
+    assert rd.split is sd.split and rd.stratified_sample is sd.stratified_sample
+    manifest = here / "split.json"
+    out = invoke(
+        "split",
+        str(EXAMPLE / "data" / "gold.jsonl"),
+        "--by",
+        "custodian_type,country",
+        "--group",
+        "group",
+        "--ratios",
+        "0.5,0.2,0.3",
+        "--seed",
+        "42",
+        "-o",
+        str(manifest),
+    )
+    assert out.code == 0, out.stderr
+    test_ids = set(json.loads(manifest.read_text())["splits"]["test"])
+    cfg = config({"retrieval": {"measures": ["RR"]}})
+    cfg["dataset"].update(split="test", manifest=str(manifest))
+    res = ragmeter.evaluate(cfg, cache_dir=None)
+    queries = {q for s in GOLD if s["id"] in test_ids for q in s.get("relevant_docs") or {}}
+    assert set(res.result("hybrid-v1", "retrieval").values("RR")) == queries
+    assert res.summary()["dataset"]["n_samples"] == len(test_ids)
+    cfg["dataset"]["split"] = "tset"
+    with pytest.raises(ragmeter.InputError, match="split 'tset' is not in the manifest"):
+        ragmeter.evaluate(cfg, cache_dir=None)
