@@ -302,11 +302,10 @@ class EvaluationResult:
                 cols["id"].extend(ids)
                 for k in ("metric", "value", "status", "detail"):
                     cols[k].extend(table.column(k).to_pylist())
-                for i in ids:
-                    rec = info.get(adapter.unit_of(i))
-                    cols["gold_id"].append(rec.gold_id if rec else None)
-                    for f in factors:
-                        strata_cols[f].append(rec.strata.get(f) if rec else None)
+                recs = [info.get(adapter.unit_of(i)) for i in ids]
+                cols["gold_id"].extend(r.gold_id if r else None for r in recs)
+                for f in factors:
+                    strata_cols[f].extend(r.strata.get(f) if r else None for r in recs)
         fields = [
             ("system", pa.string()),
             ("run_id", pa.string()),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -230,8 +230,14 @@ def aggregate_ci_settings(cfg: RunConfig) -> dict[str, Any] | None:
     return {"method": "percentile", "n_resamples": 1000, "seed": compare.seed if compare else 42}
 
 
-def add_cis(result: Result, settings: Mapping[str, Any] | None) -> None:
-    """Add a bootstrap CI to every sample-level aggregate that is the mean of its rows."""
+def _own_stats(adapter: Any, metric: str, result: Result) -> Any:
+    """(per-unit statistics, aggregate) of a corpus-level metric of one Result, or None."""
+    suff = adapter.sufficient_stats(metric, result, result)
+    return None if suff is None else (suff[0], suff[2])
+
+
+def add_cis(result: Result, settings: Mapping[str, Any] | None, wanted: Sequence[str] = ()) -> None:
+    """Add a bootstrap CI to each asked-for sample-level aggregate that is the mean of its rows."""
     if settings is None:
         return
     import dataclasses
@@ -241,7 +247,9 @@ def add_cis(result: Result, settings: Mapping[str, Any] | None) -> None:
 
     present = set(result.metrics)
     for name, agg in list(result.aggregates.items()):
-        if agg.value is None or agg.ci_low is not None or name not in present:
+        if name not in wanted or agg.value is None or agg.ci_low is not None:
+            continue
+        if name not in present:
             continue
         if metric_level(result.task, name, True) != "sample":
             continue
@@ -377,7 +385,7 @@ def run_pipeline(
                     except TaskSkipped as exc:
                         srun.tasks[task] = TaskRun(system.name, task, "skipped", str(exc), **common)
                         continue
-                    add_cis(result, ci_settings)
+                    add_cis(result, ci_settings, canonical)
                     if factors:
                         result.strata = {
                             **result.strata,
@@ -386,9 +394,11 @@ def run_pipeline(
                                 task_units,
                                 factors,
                                 unit_of=adapter.unit_of,
+                                corpus_stats=lambda m, a=adapter, r=result: _own_stats(a, m, r),
                                 evaluate_subset=lambda us, a=adapter, c=ctx, o=outputs: (
                                     a.evaluate_subset(c, o, us)
                                 ),
+                                wanted=canonical,
                             ),
                         }
                     if llm_reason is None and adapter.cacheable(result):

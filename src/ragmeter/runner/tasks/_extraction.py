@@ -37,7 +37,15 @@ def in_file(output: OutputFile) -> Iterator[None]:
 
 
 def details(result: Result, metric: str) -> dict[str, dict[str, Any]]:
-    """Unit id → parsed ``detail`` JSON of the scored rows of ``metric``."""
+    """Unit id → parsed ``detail`` JSON of the scored rows of ``metric`` (parsed once per Result:
+    strata and comparisons both ask)."""
+    cache: dict[str, dict[str, dict[str, Any]]] = result.__dict__.setdefault("_details", {})
+    if metric not in cache:
+        cache[metric] = _parse_details(result, metric)
+    return cache[metric]
+
+
+def _parse_details(result: Result, metric: str) -> dict[str, dict[str, Any]]:
     table = result.samples.filter(pc.equal(result.samples.column("metric"), metric))
     out = {}
     for i, s, d in zip(

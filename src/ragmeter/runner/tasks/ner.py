@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Literal
+from typing import Any, Literal
 
+import numpy as np
 from pydantic import Field
 
+from ragmeter.errors import InputError
 from ragmeter.result import Result
 from ragmeter.runner.outputs import OutputFile
 from ragmeter.runner.tasks._extraction import details, in_file, prf
@@ -72,31 +74,52 @@ class NerAdapter(TaskAdapter):
 
         opts: NerOptions = ctx.options  # type: ignore[assignment]
         entities = outputs["entities"]
-        docs = {u.id: ex.Document(u.id, u.sample.text or "") for u in ctx.units}
-        gold = ex.Corpus(
-            docs,
-            {
-                u.id: [
-                    ex.Span(u.id, m.start, m.end, m.type, text=m.text)
-                    for m in u.sample.ner_annotations or ()
-                ]
-                for u in ctx.units
-            },
-        )
-        pred_spans = {}
+        documents = [u.id for u in ctx.units]
+        gold_cols: tuple[list[str], list[int], list[int], list[str]] = ([], [], [], [])
+        pred_cols: tuple[list[str], list[int], list[int], list[str]] = ([], [], [], [])
         for u in ctx.units:
+            for m in u.sample.ner_annotations or ():
+                for col, v in zip(gold_cols, (u.id, m.start, m.end, m.type), strict=True):
+                    col.append(v)
             out = entities.records.get(u.id)
-            pred_spans[u.id] = [
-                ex.Span(u.id, int(p["start"]), int(p["end"]), str(p["type"]))
-                for p in ((out.ner or ()) if out is not None else ())
-            ]
+            size = len(u.sample.text or "")
+            for i, p in enumerate((out.ner or ()) if out is not None else ()):
+                start, end, label = p["start"], p["end"], p["type"]
+                bad = (
+                    isinstance(start, bool)
+                    or isinstance(end, bool)
+                    or not isinstance(start, int)
+                    or not isinstance(end, int)
+                    or not isinstance(label, str)
+                    or not label
+                )
+                if bad or not 0 <= start < end <= size:
+                    raise InputError(
+                        f"ner_annotations[{i}]: span {start!r}-{end!r} {label!r} is not inside "
+                        f"the text of sample '{u.id}' (expected integer offsets with "
+                        f"0 <= start < end <= {size}, and a label)",
+                        path=entities.path,
+                        line=entities.lines.get(u.id),
+                    )
+                for col, v in zip(pred_cols, (u.id, start, end, label), strict=True):
+                    col.append(v)
         vocabulary = opts.vocabulary
         if isinstance(vocabulary, str):
             vocabulary = list(ex.load_profile(vocabulary).ner_vocabulary)
+
+        def table(cols: Any) -> Any:
+            return ex.SpanTable.from_arrays(
+                cols[0],
+                np.asarray(cols[1], dtype=np.int64),
+                np.asarray(cols[2], dtype=np.int64),
+                cols[3],
+                documents=documents,
+            )
+
         with in_file(entities):
             report = ex.evaluate_ner(
-                gold,
-                ex.Corpus(docs, pred_spans),
+                table(gold_cols),
+                table(pred_cols),
                 schemas=opts.schemas,
                 vocabulary=vocabulary,
                 min_overlap=opts.min_overlap,

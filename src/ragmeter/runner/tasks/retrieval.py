@@ -91,6 +91,7 @@ class RetrievalAdapter(TaskAdapter):
         return _plain(result)
 
     def records(self, ctx: TaskContext, outputs: Mapping[str, OutputFile]) -> list[SampleRecord]:
+        import numpy as np
         import pyarrow.compute as pc
 
         table = outputs["run"].records["run"].to_table()
@@ -99,20 +100,25 @@ class RetrievalAdapter(TaskAdapter):
             sort_keys=[("qid", "ascending"), ("score", "descending"), ("docno", "descending")],
         )
         table = table.take(order)
-        qids = table.column("qid").to_pylist()
-        docs = table.column("docno").to_pylist()
-        scores = table.column("score").to_pylist()
+        # the first SHOWN rows of each query: rank within the query's run of rows
+        qcodes = pc.dictionary_encode(table.column("qid")).combine_chunks().indices.to_numpy()
+        starts = np.flatnonzero(np.r_[True, qcodes[1:] != qcodes[:-1]])
+        lengths = np.diff(np.r_[starts, len(qcodes)])
+        rank = np.arange(len(qcodes)) - np.repeat(starts, lengths)
+        keep = np.flatnonzero(rank < SHOWN)
+        top_table = table.take(keep)
         top: dict[str, list[dict[str, Any]]] = {}
-        for q, d, sc in zip(qids, docs, scores, strict=True):
-            ranked = top.setdefault(q, [])
-            if len(ranked) < SHOWN:
-                ranked.append({"id": d, "score": sc})
+        for q, d, sc in zip(
+            top_table.column("qid").to_pylist(),
+            top_table.column("docno").to_pylist(),
+            top_table.column("score").to_pylist(),
+            strict=True,
+        ):
+            top.setdefault(q, []).append({"id": d, "score": sc})
         out = []
         for u in ctx.units:
             grades = dict(u.item)
-            ranked = top.get(u.id, [])
-            for r in ranked:
-                r["grade"] = grades.get(r["id"])
+            ranked = [{**r, "grade": grades.get(r["id"])} for r in top.get(u.id, [])]
             out.append(
                 SampleRecord(
                     u.id,
