@@ -130,7 +130,7 @@ def generate(n: int, root: Path) -> Path:
                 pred = (
                     gold_answer
                     if srng.random() < skill
-                    else " ".join(gold_answer.split()[:2] + ["x"])
+                    else " ".join([*gold_answer.split()[:2], "x"])
                 )
                 ans.write(json.dumps({"id": qid, "answer": pred}) + "\n")
                 preds = [
@@ -169,19 +169,19 @@ def generate(n: int, root: Path) -> Path:
                     + "\n"
                 )
     cfg.write_text(
-        f"""project: bench
-dataset: {{path: gold.jsonl}}
+        """project: bench
+dataset: {path: gold.jsonl}
 systems:
-  - {{name: a, outputs: {{run: a.trec, answers: a-answers.jsonl, entities: a-entities.jsonl}}}}
-  - {{name: b, outputs: {{run: b.trec, answers: b-answers.jsonl, entities: b-entities.jsonl}}}}
+  - {name: a, outputs: {run: a.trec, answers: a-answers.jsonl, entities: a-entities.jsonl}}
+  - {name: b, outputs: {run: b.trec, answers: b-answers.jsonl, entities: b-entities.jsonl}}
 tasks:
-  retrieval: {{measures: [nDCG@10, RR, P@5, R@10]}}
-  answers: {{metrics: [em, f1, rouge-l]}}
-  ner: {{schemas: [strict, type]}}
-  classification: {{profile: heritage}}
-  linking: {{k: [1, 5]}}
+  retrieval: {measures: [nDCG@10, RR, P@5, R@10]}
+  answers: {metrics: [em, f1, rouge-l]}
+  ner: {schemas: [strict, type]}
+  classification: {profile: heritage}
+  linking: {k: [1, 5]}
 stratify_by: [custodian_type, country]
-compare: {{baseline: a}}
+compare: {baseline: a}
 """
     )
     return cfg
@@ -418,7 +418,8 @@ def main() -> None:
             a = _median(lambda: bench_store(result, work), args.repeat)
             b = _median(lambda: bench_sqlite(result, work), args.repeat)
             print(
-                f"store 1,000,000 per-sample values (SQLite, one transaction): {a:.2f} s (target < 10 s)"
+                "store 1,000,000 per-sample values (SQLite, one transaction): "
+                f"{a:.2f} s (target < 10 s)"
             )
             print(f"anchor (sqlite3 executemany, same primary key): {b:.2f} s")
             print(f"ratio ragmeter / anchor: {a / b:.2f}")

@@ -449,8 +449,9 @@ def test_the_example_project_runs_and_passes_its_gates(here):
 def test_a_split_manifest_selects_the_split(here):
     pytest.importorskip("ragmeter.stats.datasets")
     pytest.importorskip("ragmeter.retrieval")
-    import ragmeter.datasets as rd
     import ragmeter.stats.datasets as sd
+
+    import ragmeter.datasets as rd
     from tests.helpers import invoke
 
     assert rd.split is sd.split and rd.stratified_sample is sd.stratified_sample
@@ -480,3 +481,61 @@ def test_a_split_manifest_selects_the_split(here):
     cfg["dataset"]["split"] = "tset"
     with pytest.raises(ragmeter.InputError, match="split 'tset' is not in the manifest"):
         ragmeter.evaluate(cfg, cache_dir=None)
+
+
+def test_gate_on_stored_runs_against_another_baseline(here):
+    pytest.importorskip("ragmeter.retrieval")
+    stats = pytest.importorskip("ragmeter.stats")
+    from ragmeter.store import open_store
+    from tests.helpers import invoke
+
+    store_url = f"sqlite:///{here / 'g.db'}"
+    cfg = config(
+        {"retrieval": {"measures": ["nDCG@10"]}},
+        compare={"baseline": "bm25-v3"},
+        gates={"rules": [{"no_regression": {"metrics": ["retrieval.nDCG@10"]}}]},
+    )
+    first = ragmeter.evaluate(cfg, cache_dir=None)
+    first.save(store_url, results_dir=here / "r")
+    second = ragmeter.evaluate(cfg, cache_dir=None)
+    second.save(store_url, results_dir=here / "r")
+    hybrid, bm25_old = second.run_ids["hybrid-v1"], first.run_ids["bm25-v3"]
+    # the run's own gates: the stored comparison of run time is used
+    own = invoke("gate", hybrid, "--store", store_url, "--json")
+    assert own.code == 0, own.stderr
+    row = json.loads(own.stdout)["rules"][0]
+    stored = next(c for c in second.comparisons if c["system"] == "hybrid-v1")
+    assert row["p_value"] == stored["p_adjusted"] and row["verdict"] == "PASS"
+    # another baseline: tested afresh from the stored per-sample values
+    other = invoke(
+        "gate",
+        hybrid,
+        "--baseline",
+        bm25_old,
+        "--store",
+        store_url,
+        "--rule",
+        "no_regression:retrieval.nDCG@10",
+        "--json",
+    )
+    assert other.code == 0, other.stderr
+    fresh = json.loads(other.stdout)["rules"][0]
+    with open_store(store_url) as store:
+        a = store.sample_values(hybrid, "retrieval", "nDCG@10")
+        b = store.sample_values(bm25_old, "retrieval", "nDCG@10")
+    test = stats.randomization_test(a, b, n_resamples=9999, seed=42)
+    assert fresh["p_value"] == test.p_value and fresh["baseline_run_id"] == bm25_old
+    # the other way round, the baseline is significantly worse: FAIL, exit 1
+    worse = invoke(
+        "gate",
+        bm25_old,
+        "--baseline",
+        hybrid,
+        "--store",
+        store_url,
+        "--rule",
+        "no_regression:retrieval.nDCG@10",
+        "--json",
+    )
+    assert worse.code == 1
+    assert json.loads(worse.stdout)["rules"][0]["verdict"] == "FAIL"
