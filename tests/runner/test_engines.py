@@ -550,3 +550,24 @@ def test_gate_on_stored_runs_against_another_baseline(here):
     )
     assert worse.code == 1
     assert json.loads(worse.stdout)["rules"][0]["verdict"] == "FAIL"
+
+
+def test_a_missing_extra_skips_its_task_and_the_rest_runs(here, monkeypatch):
+    pytest.importorskip("ragmeter.answers")
+    from ragmeter.runner.tasks.semantic import SemanticAdapter
+
+    monkeypatch.setattr(SemanticAdapter, "extra_modules", ("ragmeter_no_such_module",))
+    res = ragmeter.evaluate(
+        config(
+            {"answers": {"metrics": ["em"]}, "semantic": {}},
+            gates={"rules": [{"metric": "semantic.semantic-similarity", "min": 0.5}]},
+        ),
+        cache_dir=None,
+    )
+    sem = res.systems["hybrid-v1"].tasks["semantic"]
+    assert (sem.status, sem.reason) == (
+        "skipped",
+        "needs ragmeter[semantic] (pip install 'ragmeter[semantic]')",
+    )
+    assert res.systems["hybrid-v1"].tasks["answers"].status == "ok"
+    assert [o.verdict for o in res.gates.outcomes] == ["SKIP", "SKIP"] and res.passed
