@@ -571,3 +571,28 @@ def test_a_missing_extra_skips_its_task_and_the_rest_runs(here, monkeypatch):
     )
     assert res.systems["hybrid-v1"].tasks["answers"].status == "ok"
     assert [o.verdict for o in res.gates.outcomes] == ["SKIP", "SKIP"] and res.passed
+
+
+def test_gold_labels_outside_the_label_set_name_the_gold_line(here):
+    pytest.importorskip("ragmeter.extraction")
+    rows = jsonl(EXAMPLE / "data" / "gold.jsonl")
+    rows[4]["type_classification"]["primary_type"] = "museum"
+    rows[6]["ner_annotations"][1]["type"] = "LOC"
+    gold = here / "gold.jsonl"
+    gold.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    cfg = config({"classification": {"profile": "heritage"}})
+    cfg["dataset"]["path"] = str(gold)
+    with pytest.raises(ragmeter.InputError) as exc:
+        ragmeter.evaluate(cfg, cache_dir=None)
+    assert str(exc.value) == (
+        "gold.jsonl:5: sample 's005': type_classification.primary_type: 'museum' is not a "
+        "heritage label (expected one of G L A M O R C U B E S F I X P H D N T; labels are "
+        "compared exactly)"
+    )
+    cfg = config({"ner": {"vocabulary": "heritage"}})
+    cfg["dataset"]["path"] = str(gold)
+    with pytest.raises(ragmeter.InputError) as exc:
+        ragmeter.evaluate(cfg, cache_dir=None)
+    assert str(exc.value).startswith(
+        "gold.jsonl:7: sample 's007': ner_annotations[1].type: 'LOC' is not a heritage NER label"
+    )
