@@ -1,0 +1,230 @@
+"""The result of an answers evaluation: a :class:`~ragmeter.Result` with UltraRAG-shaped views.
+
+``per_sample`` holds one column per metric in input order (``None`` where a sample was not
+scored), ``avg`` the means over ``ok`` samples, ``meta`` the options, counts and warnings;
+``to_ultrarag_dict()`` and ``rows()`` are the command's stdout object and ``--per-sample``
+lines. The long table and aggregates of the base class key everything by canonical metric name
+(and, as DESIGN.md requires, average in sorted-id order).
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from ragmeter import status as st
+from ragmeter._version import __version__
+from ragmeter.answers.options import Options
+from ragmeter.answers.registry import task_of
+from ragmeter.result import Result
+
+__all__ = ["AnswersResult", "build_result"]
+
+_META_KEYS = (
+    "version",
+    "profile",
+    "tokenizer",
+    "stem",
+    "agg",
+    "empty_gold",
+    "n_rows",
+    "n_scored",
+    "status_counts",
+    "warnings",
+)
+
+
+class AnswersResult(Result):
+    """:class:`~ragmeter.Result` of :func:`ragmeter.answers.evaluate`, with its views."""
+
+    per_sample: dict[str, list[Any]]
+    requested: tuple[str, ...]
+
+    @property
+    def avg(self) -> dict[str, float | None]:
+        """Mean of each metric over ``ok`` samples (``None`` when no sample was scored)."""
+        return {m: self.aggregates[m].value for m in self.per_sample_metrics}
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.metadata
+
+    @property
+    def per_sample_metrics(self) -> tuple[str, ...]:
+        return tuple(self.metadata["outputs"])
+
+    def to_ultrarag_dict(self, *, summary_only: bool = False) -> dict[str, Any]:
+        """UltraRAG's ``compute_metrics`` shape: every list, then every ``avg_<metric>``, then
+        ragmeter's metadata under ``ragmeter``."""
+        out: dict[str, Any] = {}
+        if not summary_only:
+            for m in self.requested:
+                out[m] = list(self.per_sample[m])
+        for m in self.requested:
+            out[f"avg_{m}"] = self.aggregates[m].value
+        out["ragmeter"] = {k: self.metadata[k] for k in _META_KEYS if k in self.metadata} | {
+            k: self.metadata[k]
+            for k in ("gold_regex", "lsum_split", "unicode_version", "embedder")
+            if k in self.metadata
+        }
+        return out
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per input row: id, status, every metric value, ``flags`` (``--per-sample``)."""
+        cols = self.per_sample
+        outputs = self.per_sample_metrics
+        extra = [k for k in ("str_em_hit",) if k in cols]
+        rows = []
+        for i, sid in enumerate(cols["id"]):
+            row: dict[str, Any] = {"id": sid, "status": cols["status"][i]}
+            for m in outputs:
+                row[m] = cols[m][i]
+            for k in extra:
+                row[k] = cols[k][i]
+            row["flags"] = list(cols["flags"][i])
+            rows.append(row)
+        return rows
+
+    def for_task(self, task: str) -> Result:
+        """Only the metrics of ``task`` (``answers`` or ``semantic``), as a plain Result."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        wanted = [m for m in self.metrics if task_of(m) == task]
+        if not wanted:
+            raise KeyError(f"no {task} metrics in this result")
+        mask = pc.is_in(self.samples.column("metric"), value_set=pa.array(wanted))
+        meta = dict(self.metadata)
+        meta["task"] = task
+        return Result(
+            task,
+            self.samples.filter(mask),
+            {m: self.aggregates[m] for m in wanted},
+            metadata=meta,
+            warnings=self.warnings,
+        )
+
+
+def _warning_lines(n: int, counts: dict[str, int], no_gold: int) -> list[str]:
+    lines = []
+    if counts.get("rouge_nonascii"):
+        lines.append(
+            f"warning: {counts['rouge_nonascii']} of {n} samples contain letters or digits outside "
+            "a-z/0-9 that the rouge-score tokenizer drops (e.g. 'café' -> 'caf'; CJK scores 0). "
+            "Use --tokenizer unicode."
+        )
+    if counts.get("rouge_upstream_error"):
+        lines.append(
+            f"warning: {counts['rouge_upstream_error']} of {n} samples make pltrdy rouge raise "
+            "(a text that is empty or only full stops); FlashRAG drops ROUGE for the whole "
+            "dataset there, ragmeter scores that gold 0.0 (flag rouge_upstream_error)"
+        )
+    if counts.get("empty_golds_dropped"):
+        lines.append(
+            f"warning: {counts['empty_golds_dropped']} gold answers normalise to '' and were "
+            f"dropped (--empty-gold drop); {no_gold} samples have no gold left (status no_gold)"
+        )
+    if counts.get("missing_predictions"):
+        lines.append(
+            f"warning: {counts['missing_predictions']} of {n} samples have no prediction "
+            "(null or missing); scored as ''"
+        )
+    if counts.get("empty_text"):
+        lines.append(
+            f"warning: {counts['empty_text']} of {n} samples have an empty prediction, gold or "
+            "question for semantic similarity; that similarity is 0.0 (flag empty_text)"
+        )
+    if counts.get("groups_dropped"):
+        lines.append(
+            f"warning: {counts['groups_dropped']} str-em-alce answer groups have no alias left "
+            "after normalisation and were dropped"
+        )
+    return lines
+
+
+def build_result(
+    opts: Options,
+    ids: Sequence[str | int],
+    scores: Sequence[Any],
+    *,
+    embedder: dict[str, Any] | None = None,
+) -> AnswersResult:
+    """Assemble an :class:`AnswersResult` from per-sample :class:`SampleScore` objects."""
+    outputs = opts.outputs()
+    n = len(scores)
+    per_sample: dict[str, list[Any]] = {
+        "id": list(ids),
+        "status": [s.status for s in scores],
+        "flags": [list(s.flags) for s in scores],
+    }
+    for m in outputs:
+        per_sample[m] = [s.values.get(m) if s.statuses.get(m) == st.OK else None for s in scores]
+    if "str-em-alce" in opts.metrics:
+        per_sample["str_em_hit"] = [s.extra.get("str_em_hit") for s in scores]
+
+    counts: dict[str, int] = {}
+    flag_counts = Counter(f for s in scores for f in set(s.flags))
+    for flag, key in (
+        ("rouge_nonascii", "rouge_nonascii"),
+        ("rouge_upstream_error", "rouge_upstream_error"),
+        ("missing_prediction", "missing_predictions"),
+        ("empty_text", "empty_text"),
+    ):
+        if flag_counts.get(flag):
+            counts[key] = flag_counts[flag]
+    dropped = sum(s.empty_golds_dropped for s in scores)
+    if dropped:
+        counts["empty_golds_dropped"] = dropped
+    groups = sum(s.groups_dropped for s in scores)
+    if groups:
+        counts["groups_dropped"] = groups
+
+    status_counts = Counter(per_sample["status"])
+    status_counts_sorted = {k: status_counts[k] for k in st.STATUSES if status_counts.get(k)}
+    no_gold = status_counts.get(st.NO_GOLD, 0)
+    meta: dict[str, Any] = {
+        "version": __version__,
+        "profile": opts.profile,
+        "tokenizer": opts.tokenizer,
+        "stem": opts.stem,
+        "agg": {m: opts.agg[m] for m in opts.metrics if m in opts.agg},
+        "empty_gold": opts.empty_gold,
+        "n_rows": n,
+        "n_scored": status_counts.get(st.OK, 0),
+        "status_counts": status_counts_sorted,
+        "warnings": counts,
+        "metrics": list(opts.metrics),
+        "outputs": list(outputs),
+    }
+    if opts.gold_regex:
+        meta["gold_regex"] = True
+    if "rouge-lsum" in opts.metrics:
+        meta["lsum_split"] = opts.lsum_split
+    if opts.tokenizer == "unicode":
+        meta["unicode_version"] = unicodedata.unidata_version
+    if embedder is not None:
+        meta["embedder"] = embedder
+    tasks = {task_of(m) for m in opts.metrics}
+    task = "answers" if "answers" in tasks else "semantic"
+    if len(tasks) > 1:
+        meta["metric_tasks"] = {m: task_of(m) for m in outputs}
+
+    str_ids = [str(i) for i in ids]
+    details = [
+        json.dumps({"flags": s.flags}, ensure_ascii=False) if s.flags else None for s in scores
+    ]
+    result = AnswersResult.from_columns(
+        task,
+        str_ids,
+        {m: per_sample[m] for m in outputs},
+        statuses={m: [s.statuses.get(m, s.status) for s in scores] for m in outputs},
+        details=dict.fromkeys(outputs, details),
+        metadata=meta,
+        warnings=_warning_lines(n, counts, no_gold),
+    )
+    result.per_sample = per_sample
+    result.requested = tuple(opts.metrics)
+    return result

@@ -1,0 +1,604 @@
+"""Scoring one sample, and a whole evaluation (spec answers.md §3–§5, §7, §10, §11).
+
+:class:`SampleScorer` applies the empty-gold policy, computes every requested metric against
+each gold and aggregates over golds; :func:`evaluate` runs it over a dataset and returns an
+:class:`~ragmeter.answers.result.AnswersResult`. No file I/O and no printing here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragmeter import status as st
+from ragmeter.answers.inputs import (
+    Golds,
+    coerce_golds,
+    coerce_id,
+    coerce_prediction,
+    compile_gold_regex,
+)
+from ragmeter.answers.lexical import (
+    acc_per_gold,
+    coverem_per_gold,
+    em_per_gold,
+    prf_per_gold,
+    str_em_alce,
+)
+from ragmeter.answers.normalizers import normalize
+from ragmeter.answers.options import Options, resolve_options
+from ragmeter.answers.rouge_engine import (
+    RougeEngine,
+    RougeScore,
+    aggregate_scores,
+    parse_rouge_type,
+)
+from ragmeter.answers.rouge_pltrdy import UpstreamError, pltrdy_scores
+from ragmeter.answers.tokenize import has_rouge_nonascii, unicode_tokens
+from ragmeter.errors import InputError, UsageError
+
+__all__ = ["SampleScore", "SampleScorer", "evaluate", "rouge", "score"]
+
+ROUGE_NONASCII = "rouge_nonascii"
+ROUGE_UPSTREAM_ERROR = "rouge_upstream_error"
+EMPTY_TEXT = "empty_text"
+MISSING_PREDICTION = "missing_prediction"
+
+
+@dataclass
+class SampleScore:
+    """The scores of one sample.
+
+    ``status`` is ``ok`` when at least one metric was scored, else the shared reason
+    (``no_gold``); ``statuses`` gives each metric's own status and ``values`` its value (``None``
+    unless that status is ``ok``). ``flags`` are diagnostics that did not stop scoring.
+    """
+
+    status: str
+    values: dict[str, float | None]
+    flags: list[str] = field(default_factory=list)
+    statuses: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, float | None] = field(default_factory=dict)
+    empty_golds_dropped: int = 0
+    groups_dropped: int = 0
+
+
+def _agg(values: Sequence[float], how: str) -> float:
+    if how == "mean":
+        return sum(values) / len(values)
+    return max(values)
+
+
+class SampleScorer:
+    """Scores samples under one set of resolved :class:`Options`.
+
+    ``embed`` maps a text to its L2-normalised embedding (needed only for the semantic
+    metrics); the caller encodes every distinct text in batches beforehand.
+    """
+
+    def __init__(self, options: Options, embed: Callable[[str], Any] | None = None) -> None:
+        self.o = options
+        self.embed = embed
+        o = options
+        self.outputs = o.outputs()
+        self.prf = o.prf
+        self.gold_metrics = o.gold_metrics
+        self.rouge_types = o.rouge_types
+        self.rouge_engine = None
+        if self.rouge_types and o.profile != "flashrag":
+            self.rouge_engine = RougeEngine(
+                self.rouge_types, tokenizer=o.tokenizer, stem=o.stem, lsum_split=o.lsum_split
+            )
+        self._pltrdy_ns = [
+            k for k in (parse_rouge_type(t) for t in self.rouge_types) if isinstance(k, int)
+        ]
+        self._pltrdy_l = "rouge-l" in self.rouge_types
+        self.need_tokens = any(m in o.metrics for m in ("coverem", "f1", "precision", "recall"))
+        self.need_tokens = self.need_tokens or ("acc" in o.metrics and o.profile == "squad")
+        self.check_nonascii = self.rouge_engine is not None and o.tokenizer == "default"
+        # squad ROUGE and the semantic metrics read raw text: skip normalising the prediction
+        raw_only = {*self.rouge_types, "semantic-similarity", "qa-similarity"}
+        self.need_p_norm = (
+            any(m not in raw_only for m in o.metrics)
+            or (bool(self.rouge_types) and o.profile == "ultrarag")
+            or o.empty_gold == "abstain"
+        )
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _tokens(self, norm: str) -> list[str]:
+        return norm.split() if self.o.tokenizer == "default" else unicode_tokens(norm)
+
+    def score(
+        self,
+        prediction: str,
+        golds: Golds,
+        *,
+        question: str | None = None,
+        location: str | None = None,
+    ) -> SampleScore:
+        o = self.o
+        profile, policy = o.profile, o.empty_gold
+        p_norm = normalize(prediction, profile=profile) if self.need_p_norm else ""
+        values: dict[str, float | None] = {}
+        statuses: dict[str, str] = {}
+        flags: list[str] = []
+        extra: dict[str, float | None] = {}
+        out = SampleScore(st.OK, values, flags, statuses, extra)
+
+        raws: list[str] = []
+        norms: list[str] = []
+        empty: list[bool] = []
+        # the empty-gold policy applies to the metrics that score golds one by one
+        for g in golds.flat if self.gold_metrics else ():
+            n = normalize(g, profile=profile)
+            if not n:
+                if policy == "drop":
+                    out.empty_golds_dropped += 1
+                    continue
+                if policy == "error":
+                    raise InputError(
+                        f"gold answer {g!r} normalises to '' under the {profile} profile "
+                        "(expected non-empty gold answers with --empty-gold error)",
+                        location=location,
+                    )
+            raws.append(g)
+            norms.append(n)
+            empty.append(not n)
+
+        if self.gold_metrics:
+            if raws:
+                self._score_golds(prediction, p_norm, raws, norms, empty, out)
+            else:
+                reason = st.OK if (policy == "keep" and not golds.flat) else st.NO_GOLD
+                for m in self.gold_metrics:
+                    statuses[m] = reason
+                    values[m] = 0.0 if reason == st.OK else None
+
+        if "str-em-alce" in o.metrics:
+            groups = [[normalize(a, profile=profile) for a in grp] for grp in golds.groups]
+            score_, hit, dropped = str_em_alce(p_norm, groups)
+            out.groups_dropped = dropped
+            statuses["str-em-alce"] = st.OK if score_ is not None else st.NO_GOLD
+            values["str-em-alce"] = score_
+            extra["str_em_hit"] = hit
+
+        if "qa-similarity" in o.metrics:
+            q = question or ""
+            if not q.strip() or not prediction.strip():
+                values["qa-similarity"] = 0.0
+                if EMPTY_TEXT not in flags:
+                    flags.append(EMPTY_TEXT)
+            else:
+                values["qa-similarity"] = _cos(self.embed(q), self.embed(prediction))
+            statuses["qa-similarity"] = st.OK
+
+        outputs = self.outputs
+        if list(values) != list(outputs):
+            ordered = {m: values.get(m) for m in outputs}
+            values.clear()
+            values.update(ordered)
+        for m in outputs:
+            if m not in statuses:
+                statuses[m] = st.OK
+        if not any(s == st.OK for s in statuses.values()):
+            out.status = next(iter(statuses.values()), st.NO_GOLD)
+        return out
+
+    def _score_golds(
+        self,
+        prediction: str,
+        p_norm: str,
+        raws: list[str],
+        norms: list[str],
+        empty: list[bool],
+        out: SampleScore,
+    ) -> None:
+        o = self.o
+        profile = o.profile
+        agg = o.agg
+        values = out.values
+        abstain = o.empty_gold == "abstain" and any(empty)
+        hit = 1.0 if not p_norm else 0.0  # abstain: an empty gold matches only an empty answer
+
+        def fix(vals: list[float]) -> list[float]:
+            if abstain:
+                return [hit if e else v for v, e in zip(vals, empty, strict=True)]
+            return vals
+
+        metrics = o.metrics
+        if self.need_tokens:
+            p_tok = self._tokens(p_norm)
+            g_toks = [self._tokens(n) for n in norms]
+        else:
+            p_tok, g_toks = [], []
+
+        if "em" in metrics or "stringem" in metrics:
+            if o.gold_regex:
+                em = [1.0 if compile_gold_regex(g).fullmatch(p_norm) else 0.0 for g in raws]
+            else:
+                em = em_per_gold(p_norm, norms)
+            em = fix(em)
+            if "em" in metrics:
+                values["em"] = _agg(em, agg["em"])
+            if "stringem" in metrics:
+                values["stringem"] = sum(em) / len(em)
+        if "acc" in metrics:
+            if o.gold_regex:
+                acc = [1.0 if compile_gold_regex(g).search(p_norm) else 0.0 for g in raws]
+            else:
+                acc = acc_per_gold(profile, p_norm, norms, p_tok, g_toks)
+            values["acc"] = _agg(fix(acc), agg["acc"])
+        if "coverem" in metrics:
+            values["coverem"] = _agg(fix(coverem_per_gold(profile, p_tok, g_toks)), agg["coverem"])
+        if self.prf:
+            prf = prf_per_gold(profile, p_tok, g_toks, p_norm, norms)
+            if abstain:
+                prf = [(hit, hit, hit) if e else v for v, e in zip(prf, empty, strict=True)]
+            best = 0
+            for i in range(1, len(prf)):
+                if prf[i][2] > prf[best][2]:
+                    best = i
+            for idx, m in ((2, "f1"), (0, "precision"), (1, "recall")):
+                if m not in self.prf:
+                    continue
+                how = agg[m]
+                col = [v[idx] for v in prf]
+                if how == "mean":
+                    values[m] = sum(col) / len(col)
+                elif profile == "flashrag":
+                    values[m] = max(col)  # FlashRAG maximises P, R and F independently
+                else:
+                    values[m] = prf[best][idx]
+        if self.rouge_types:
+            self._score_rouge(prediction, p_norm, raws, norms, empty, hit, out)
+        if "semantic-similarity" in metrics:
+            sims = []
+            for raw, e in zip(raws, empty, strict=True):
+                if abstain and e:
+                    sims.append(hit)
+                elif not prediction.strip() or not raw.strip():
+                    sims.append(0.0)
+                    if EMPTY_TEXT not in out.flags:
+                        out.flags.append(EMPTY_TEXT)
+                else:
+                    sims.append(_cos(self.embed(prediction), self.embed(raw)))
+            values["semantic-similarity"] = _agg(sims, agg["semantic-similarity"])
+
+    def _score_rouge(self, prediction, p_norm, raws, norms, empty, hit, out: SampleScore) -> None:
+        o = self.o
+        abstain = o.empty_gold == "abstain" and any(empty)
+        if o.profile == "flashrag":
+            per_type: dict[str, list[float]] = {t: [] for t in self.rouge_types}
+            failed = False
+            for raw, e in zip(raws, empty, strict=True):
+                if abstain and e:
+                    for t in self.rouge_types:
+                        per_type[t].append(hit)
+                    continue
+                try:
+                    s = pltrdy_scores(prediction, raw, self._pltrdy_ns, self._pltrdy_l)
+                except UpstreamError:
+                    failed = True
+                    for t in self.rouge_types:
+                        per_type[t].append(0.0)
+                    continue
+                for t in self.rouge_types:
+                    per_type[t].append(s["l" if t == "rouge-l" else parse_rouge_type(t)])
+            if failed:
+                out.flags.append(ROUGE_UPSTREAM_ERROR)
+            for t, vals in per_type.items():
+                out.values[t] = _agg(vals, o.agg[t])
+            return
+        if o.profile == "ultrarag":
+            pred_text, gold_texts = p_norm, norms
+        else:
+            pred_text, gold_texts = prediction, raws
+        if self.check_nonascii and (
+            has_rouge_nonascii(pred_text) or any(has_rouge_nonascii(g) for g in gold_texts)
+        ):
+            out.flags.append(ROUGE_NONASCII)
+        rows = self.rouge_engine.per_gold(pred_text, gold_texts)
+        if abstain:
+            full = RougeScore(hit, hit, hit)
+            rows = [
+                tuple(full for _ in self.rouge_types) if e else r
+                for r, e in zip(rows, empty, strict=True)
+            ]
+        for i, t in enumerate(self.rouge_types):
+            out.values[t] = aggregate_scores([r[i] for r in rows], o.agg[t])[2]
+
+
+def _cos(a: Any, b: Any) -> float:
+    return float(a @ b)
+
+
+# -- public API --------------------------------------------------------------------------------
+def score(
+    prediction: Any,
+    golds: Any,
+    *,
+    metrics: Sequence[str] | str | None = None,
+    profile: str = "squad",
+    question: str | None = None,
+    choices: Sequence[Any] | None = None,
+    tokenizer: str | None = None,
+    stem: bool | None = None,
+    agg: str | Mapping[str, str] | Sequence[str] | None = None,
+    empty_gold: str | None = None,
+    gold_regex: bool = False,
+    lsum_split: str = "newline",
+    embedder: Any = None,
+    embedder_path: str | None = None,
+    device: str | None = None,
+) -> SampleScore:
+    """Score one prediction against its gold answers.
+
+    Parameters
+    ----------
+    prediction : str or None
+        The generated answer (``None`` is scored as ``""`` and flagged ``missing_prediction``).
+    golds : str or list
+        Gold answers: a string, a list of strings (numbers and booleans are converted with
+        ``str()``), or a list of alias lists (answer groups for ``str-em-alce``).
+    metrics : list of str, optional
+        Metric names (spec §10); the profile's default list if omitted.
+    profile : {"squad", "ultrarag", "flashrag"}, default "squad"
+    tokenizer, stem, agg, empty_gold, gold_regex, lsum_split
+        As the command-line options; ``None`` means the profile's default.
+
+    Returns
+    -------
+    SampleScore
+        ``status``, ``values`` (``precision`` and ``recall`` come with ``f1``) and ``flags``.
+
+    Examples
+    --------
+    >>> s = score("December 14, 1973", ["14 December 1972 UTC", "December 1972"],
+    ...           metrics=["em", "f1", "rouge-l"])
+    >>> s.status, s.flags
+    ('ok', [])
+    >>> s.values  # doctest: +NORMALIZE_WHITESPACE
+    {'em': 0.0, 'f1': 0.5714285714285715, 'precision': 0.6666666666666666, 'recall': 0.5,
+     'rouge-l': 0.4}
+    >>> score("anything", ["The"]).status
+    'no_gold'
+    """
+    opts = resolve_options(
+        metrics,
+        profile=profile,
+        tokenizer=tokenizer,
+        stem=stem,
+        agg=agg,
+        empty_gold=empty_gold,
+        gold_regex=gold_regex,
+        lsum_split=lsum_split,
+    )
+    text, missing = coerce_prediction(prediction, location="prediction")
+    gold = coerce_golds(golds, choices=choices, key="golds", location="golds")
+    embed = None
+    if opts.semantic:
+        from ragmeter.answers.semantic import resolve_embedder
+
+        emb = resolve_embedder(embedder, path=embedder_path, device=device)
+        texts = [text, *gold.flat, *([question] if question else [])]
+        embed = emb.lookup(texts)
+    result = SampleScorer(opts, embed).score(text, gold, question=question)
+    if missing:
+        result.flags.insert(0, MISSING_PREDICTION)
+    return result
+
+
+def rouge(
+    prediction: str,
+    golds: str | Sequence[str],
+    *,
+    types: Sequence[str] = ("rouge-1", "rouge-2", "rouge-l", "rouge-lsum"),
+    profile: str = "squad",
+    tokenizer: str = "default",
+    stem: bool | None = None,
+    agg: str = "max",
+    lsum_split: str = "newline",
+) -> dict[str, RougeScore]:
+    """ROUGE of one prediction against its golds, per type (spec §3.6, §3.7).
+
+    ``squad`` is rouge-score 0.1.2 on the raw texts (stemming off by default), ``ultrarag``
+    rouge-score on UltraRAG-normalised texts with Porter stemming, ``flashrag`` pltrdy rouge 1.0.1
+    (F only; P and R are 0.0 there, and where pltrdy raises the score is 0.0). ``agg="max"``
+    keeps, per type, the first gold with the highest F (rouge-score ``score_multi``).
+
+    Returns
+    -------
+    dict
+        ``{type: RougeScore(precision, recall, fmeasure)}``.
+
+    Examples
+    --------
+    >>> r = rouge("the cat sat", ["the cat sat down", "a dog"], types=("rouge-1", "rouge-l"))
+    >>> r["rouge-1"]
+    RougeScore(precision=1.0, recall=0.75, fmeasure=0.8571428571428571)
+    """
+    if isinstance(golds, str):
+        golds = [golds]
+    types = tuple(types)
+    opts = resolve_options(
+        types, profile=profile, tokenizer=tokenizer, stem=stem, agg=agg, lsum_split=lsum_split
+    )
+    if not all(t.startswith("rouge-") for t in opts.metrics):
+        raise UsageError(
+            "rouge() computes ROUGE types only (rouge-1 … rouge-9, rouge-l, rouge-lsum)"
+        )
+    golds = list(golds)
+    if not golds:
+        return {t: RougeScore(0.0, 0.0, 0.0) for t in opts.metrics}
+    if profile == "flashrag":
+        ns = [k for k in (parse_rouge_type(t) for t in opts.metrics) if isinstance(k, int)]
+        per = []
+        for g in golds:
+            try:
+                s = pltrdy_scores(prediction, g, ns, "rouge-l" in opts.metrics)
+            except UpstreamError:
+                s = dict.fromkeys((*ns, "l"), 0.0)
+            per.append(s)
+        out = {}
+        for t in opts.metrics:
+            key = "l" if t == "rouge-l" else parse_rouge_type(t)
+            out[t] = aggregate_scores([RougeScore(0.0, 0.0, s[key]) for s in per], agg)
+        return out
+    engine = RougeEngine(
+        opts.metrics, tokenizer=opts.tokenizer, stem=opts.stem, lsum_split=lsum_split
+    )
+    if profile == "ultrarag":
+        prediction = normalize(prediction, profile="ultrarag")
+        golds = [normalize(g, profile="ultrarag") for g in golds]
+    rows = engine.per_gold(prediction, golds)
+    return {t: aggregate_scores([r[i] for r in rows], agg) for i, t in enumerate(opts.metrics)}
+
+
+def evaluate(
+    predictions: Sequence[Any],
+    golds: Sequence[Any],
+    *,
+    metrics: Sequence[str] | str | None = None,
+    profile: str = "squad",
+    ids: Sequence[Any] | None = None,
+    questions: Sequence[Any] | None = None,
+    choices: Sequence[Any] | None = None,
+    tokenizer: str | None = None,
+    stem: bool | None = None,
+    agg: str | Mapping[str, str] | Sequence[str] | None = None,
+    empty_gold: str | None = None,
+    gold_regex: bool = False,
+    lsum_split: str = "newline",
+    embedder: Any = None,
+    embedder_path: str | None = None,
+    device: str | None = None,
+    progress: Callable[[int], None] | None = None,
+):
+    """Score a dataset of predictions against gold answers (spec §10, §11).
+
+    Parameters
+    ----------
+    predictions : sequence
+        One answer per sample (``None`` is scored as ``""`` and counted).
+    golds : sequence
+        One gold value per sample: a string, a list, or a list of alias lists.
+    metrics : list of str, optional
+        Metric names; the profile's default list if omitted (squad: em, f1).
+    profile : {"squad", "ultrarag", "flashrag"}, default "squad"
+    ids : sequence, optional
+        Sample ids (strings or integers, unique); default 0, 1, 2, ...
+    questions : sequence, optional
+        Needed by ``qa-similarity``.
+    choices : sequence, optional
+        Per-sample choice lists: integer golds index them (multiple choice).
+    tokenizer, stem, agg, empty_gold, gold_regex, lsum_split, embedder_path, device
+        As the command-line options; ``None`` means the profile's default.
+    embedder : optional
+        An object with ``encode(list[str]) -> ndarray`` of L2-normalised rows; default
+        :func:`~ragmeter.answers.load_minilm` when a semantic metric is asked for.
+    progress : callable, optional
+        Called with the number of samples scored so far, now and then.
+
+    Returns
+    -------
+    AnswersResult
+        ``per_sample`` (columns in input order), ``avg`` (means over ``ok`` samples), ``meta``,
+        ``to_ultrarag_dict()``, ``rows()``, and the long table of :class:`~ragmeter.Result`.
+
+    Examples
+    --------
+    >>> res = evaluate(["December 14, 1973", "Obama"],
+    ...                [["December 1972"], ["Barack Obama", "Obama"]],
+    ...                metrics=["em", "f1"], profile="ultrarag")
+    >>> res.per_sample["f1"], res.avg["em"]
+    ([0.4, 1.0], 0.5)
+    """
+    from ragmeter.answers.result import build_result
+
+    opts = resolve_options(
+        metrics,
+        profile=profile,
+        tokenizer=tokenizer,
+        stem=stem,
+        agg=agg,
+        empty_gold=empty_gold,
+        gold_regex=gold_regex,
+        lsum_split=lsum_split,
+    )
+    n = len(predictions)
+    if len(golds) != n:
+        raise UsageError(
+            f"{len(golds)} gold values for {n} predictions (expected one per prediction)"
+        )
+    if n == 0:
+        raise UsageError("no samples to evaluate (expected at least one prediction)")
+    if ids is None:
+        ids = list(range(n))
+    elif len(ids) != n:
+        raise UsageError(f"{len(ids)} ids for {n} predictions (expected one per prediction)")
+    if "qa-similarity" in opts.metrics and questions is None:
+        raise UsageError("qa-similarity needs the questions (pass questions=...)")
+    for name, seq in (("questions", questions), ("choices", choices)):
+        if seq is not None and len(seq) != n:
+            raise UsageError(f"{len(seq)} {name} for {n} predictions (expected one per prediction)")
+
+    clean_ids: list[str | int] = []
+    seen: dict[str, int] = {}
+    texts: list[str] = []
+    missing: list[bool] = []
+    gold_objs: list[Golds] = []
+    qs: list[str | None] = []
+    for i in range(n):
+        sid = coerce_id(ids[i], location=f"sample {i}")
+        key = str(sid)
+        if key in seen:
+            raise InputError(
+                f"sample id {key!r} appears twice (samples {seen[key]} and {i}; "
+                "expected unique ids)"
+            )
+        seen[key] = i
+        clean_ids.append(sid)
+        where = {"location": f"sample {key!r}"}
+        text, miss = coerce_prediction(predictions[i], **where)
+        texts.append(text)
+        missing.append(miss)
+        gold_objs.append(
+            coerce_golds(
+                golds[i],
+                choices=choices[i] if choices is not None else None,
+                key="golds",
+                **where,
+            )
+        )
+        if questions is not None:
+            q = questions[i]
+            qs.append(None if q is None else coerce_prediction(q, **where)[0])
+        else:
+            qs.append(None)
+
+    embed = None
+    embedder_meta = None
+    if opts.semantic:
+        from ragmeter.answers.semantic import resolve_embedder
+
+        emb = resolve_embedder(embedder, path=embedder_path, device=device)
+        pool = [*texts, *(g for go in gold_objs for g in go.flat), *(q for q in qs if q)]
+        embed = emb.lookup(pool)
+        embedder_meta = emb.metadata()
+
+    scorer = SampleScorer(opts, embed)
+    scores: list[SampleScore] = []
+    step = max(1, n // 100)
+    for i in range(n):
+        s = scorer.score(
+            texts[i], gold_objs[i], question=qs[i], location=f"sample {str(clean_ids[i])!r}"
+        )
+        if missing[i]:
+            s.flags.insert(0, MISSING_PREDICTION)
+        scores.append(s)
+        if progress is not None and (i + 1) % step == 0:
+            progress(i + 1)
+    if progress is not None:
+        progress(n)
+    return build_result(opts, clean_ids, scores, embedder=embedder_meta)
