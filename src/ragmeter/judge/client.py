@@ -1,0 +1,397 @@
+"""The client layer (judge.md §2): one protocol, the OpenAI-compatible client, error classes.
+
+:class:`OpenAIJudgeClient` talks Chat Completions to any OpenAI-compatible ``base_url``
+(OpenAI, vLLM, Ollama, the llama.cpp server, LM Studio) through the ``openai`` SDK with the
+SDK's own retries off, so that the runtime counts attempts, keeps the ledger and classifies
+errors. It negotiates what the endpoint supports (structured mode, ``max_tokens`` spelling,
+``temperature``) from 400 replies, adapts, resends, and remembers the result for the endpoint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import Coroutine, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from ragmeter.judge.secrets import Redactor
+
+__all__ = [
+    "FatalJudgeError",
+    "JudgeClient",
+    "JudgeRequest",
+    "JudgeResponse",
+    "Negotiation",
+    "OpenAIJudgeClient",
+    "RequestRejected",
+    "TransientError",
+    "run_sync",
+]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    messages: list[dict[str, str]]
+    schema: dict[str, Any] | None
+    schema_name: str
+    params: dict[str, Any]  # temperature, max_tokens, seed?, top_p?, stop?, logprobs?, ...
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class JudgeResponse:
+    text: str | None
+    refusal: str | None
+    finish_reason: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cached_prompt_tokens: int | None
+    model: str | None
+    logprobs: list[Any] | None
+    latency_ms: float
+    # what was actually sent after negotiation (ragmeter extension; part of the cache key)
+    sent_params: Mapping[str, Any] | None = None
+
+
+class JudgeClient(Protocol):
+    model: str
+
+    async def complete(self, req: JudgeRequest) -> JudgeResponse: ...
+
+    async def aclose(self) -> None: ...
+
+
+class TransientError(Exception):
+    """A failure worth retrying: ``kind`` is timeout, connection, rate_limit or server."""
+
+    def __init__(self, kind: str, retry_after: float | None = None, label: str = "") -> None:
+        self.kind = kind
+        self.retry_after = retry_after
+        self.label = label or kind
+        super().__init__(self.label)
+
+
+class RequestRejected(Exception):
+    """HTTP 400/413/422 for this sample's request: the sample becomes ``refused``."""
+
+    def __init__(self, status: int, message: str) -> None:
+        self.status = status
+        self.message = message
+        super().__init__(f"HTTP {status}: {message}")
+
+
+class FatalJudgeError(Exception):
+    """Every further call would fail the same way (401, 403, 404, exhausted quota): stop."""
+
+
+@dataclass
+class Negotiation:
+    """What the endpoint accepts, learnt from its 400 replies (§2.2)."""
+
+    structured: str = "json_schema"  # the mode in use: json_schema | json_object | prompt
+    token_param: str = "max_tokens"  # or max_completion_tokens
+    temperature: bool = True  # False once the endpoint rejected temperature
+    auto: bool = True  # structured: auto may downgrade
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "structured": self.structured,
+            "token_param": self.token_param,
+            "temperature": self.temperature,
+        }
+
+    @classmethod
+    def start(cls, structured: str, saved: Mapping[str, Any] | None = None) -> Negotiation:
+        neg = cls(
+            structured="json_schema" if structured == "auto" else structured,
+            auto=structured == "auto",
+        )
+        if saved:
+            if neg.auto and saved.get("structured") in ("json_schema", "json_object", "prompt"):
+                neg.structured = saved["structured"]
+            if saved.get("token_param") in ("max_tokens", "max_completion_tokens"):
+                neg.token_param = saved["token_param"]
+            if saved.get("temperature") is False:
+                neg.temperature = False
+        return neg
+
+
+_DOWNGRADE = {"json_schema": "json_object", "json_object": "prompt"}
+
+
+def effective_params(
+    params: Mapping[str, Any], neg: Negotiation, *, has_schema: bool
+) -> dict[str, Any]:
+    """The output-affecting parameters as they are sent under ``neg`` (part of the cache key).
+
+    >>> effective_params({"temperature": 0, "max_tokens": 64}, Negotiation(token_param=
+    ...     "max_completion_tokens", temperature=False), has_schema=True)
+    {'max_completion_tokens': 64, 'structured': 'json_schema', 'temperature': None}
+    """
+    out: dict[str, Any] = {}
+    for k, v in params.items():
+        if k == "max_tokens":
+            out[neg.token_param] = v
+        elif k == "temperature":
+            out["temperature"] = v if neg.temperature else None
+        elif v is not None:
+            out[k] = v
+    out["structured"] = neg.structured if has_schema else "text"
+    return dict(sorted(out.items()))
+
+
+def _mentions(text: str, *words: str) -> bool:
+    return any(w in text for w in words)
+
+
+_UNSUPPORTED = (
+    "unsupported",
+    "not supported",
+    "does not support",
+    "not support",
+    "only the default",
+    "invalid parameter",
+    "unknown parameter",
+    "unrecognized",
+)
+
+
+class OpenAIJudgeClient:
+    """The default client: ``openai.AsyncOpenAI`` against an OpenAI-compatible base URL."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None,
+        timeout_s: float = 120.0,
+        structured: str = "auto",
+        negotiation: Mapping[str, Any] | None = None,
+        extra_params: Mapping[str, Any] | None = None,
+        redactor: Redactor | None = None,
+    ) -> None:
+        import openai
+
+        self._openai = openai
+        self.model = model
+        self.base_url = base_url
+        self.negotiation = Negotiation.start(structured, negotiation)
+        self.extra_params = dict(extra_params or {})
+        self.redact = redactor or Redactor([api_key])
+        self._settings = {"base_url": base_url, "api_key": api_key or "EMPTY", "timeout": timeout_s}
+        self._client: Any = None
+        self._loop: Any = None
+        self._lock = threading.Lock()
+
+    def _sdk(self) -> Any:
+        # the SDK's connection pool belongs to one event loop; a new loop gets a new client
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._client = self._openai.AsyncOpenAI(max_retries=0, **self._settings)
+            self._loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None and self._loop is asyncio.get_running_loop():
+            with contextlib.suppress(Exception):
+                await self._client.close()
+        self._client = None
+
+    def _kwargs(self, req: JudgeRequest, neg: Negotiation) -> dict[str, Any]:
+        kw: dict[str, Any] = {"model": self.model, "messages": req.messages}
+        for k, v in req.params.items():
+            if v is None:
+                continue
+            if k == "max_tokens":
+                kw[neg.token_param] = v
+            elif k == "temperature":
+                if neg.temperature:
+                    kw["temperature"] = v
+            elif k in ("top_p", "seed", "stop", "logprobs", "top_logprobs"):
+                kw[k] = v
+        if req.schema is not None:
+            if neg.structured == "json_schema":
+                kw["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {"name": req.schema_name, "schema": req.schema, "strict": True},
+                }
+            elif neg.structured == "json_object":
+                kw["response_format"] = {"type": "json_object"}
+        if self.extra_params:
+            kw["extra_body"] = dict(self.extra_params)
+        return kw
+
+    def _adapt(self, message: str, neg: Negotiation, sent: Mapping[str, Any]) -> bool:
+        """Learn from a 400 reply; return True when the request should be resent."""
+        text = message.lower()
+        with self._lock:
+            if (
+                "max_tokens" in text
+                and neg.token_param == "max_tokens"
+                and ("max_completion_tokens" in text or _mentions(text, *_UNSUPPORTED))
+            ):
+                self.negotiation.token_param = "max_completion_tokens"
+                return True
+            if (
+                "temperature" in text
+                and neg.temperature
+                and "temperature" in sent
+                and _mentions(text, *_UNSUPPORTED)
+            ):
+                self.negotiation.temperature = False
+                return True
+            if "response_format" in sent and _mentions(
+                text, "response_format", "json_schema", "schema", "json_object"
+            ):
+                if not neg.auto:
+                    raise FatalJudgeError(
+                        f"the endpoint rejected structured mode {neg.structured} "
+                        f"({self.redact(message)}); use --structured auto"
+                    )
+                if self.negotiation.structured == neg.structured:
+                    self.negotiation.structured = _DOWNGRADE[neg.structured]
+                return True
+        return False
+
+    async def complete(self, req: JudgeRequest) -> JudgeResponse:
+        openai = self._openai
+        for _ in range(8):  # each adaptation is one-way, so this always ends
+            with self._lock:
+                neg = Negotiation(**self.negotiation.__dict__)
+            kw = self._kwargs(req, neg)
+            t0 = time.perf_counter()
+            try:
+                resp = await self._sdk().chat.completions.create(**kw, timeout=req.timeout_s)
+            except openai.APITimeoutError:
+                raise TransientError("timeout", None, "read timeout") from None
+            except openai.APIConnectionError:
+                raise TransientError("connection", None, "connection error") from None
+            except openai.APIStatusError as exc:
+                message = _error_message(exc)
+                if exc.status_code == 400 and self._adapt(message, neg, kw):
+                    continue
+                raise classify_status(
+                    exc.status_code, message, _headers(exc), _error_code(exc), self.redact
+                ) from None
+            latency = (time.perf_counter() - t0) * 1000.0
+            return _to_response(
+                resp, latency, effective_params(req.params, neg, has_schema=req.schema is not None)
+            )
+        raise RequestRejected(400, "the endpoint kept rejecting the request")
+
+
+def _headers(exc: Any) -> Mapping[str, str]:
+    resp = getattr(exc, "response", None)
+    return dict(resp.headers) if resp is not None else {}
+
+
+def _error_code(exc: Any) -> str | None:
+    body = getattr(exc, "body", None)
+    if isinstance(body, Mapping):
+        err = body.get("error", body)
+        if isinstance(err, Mapping):
+            code = err.get("code") or err.get("type")
+            return str(code) if code else None
+    return getattr(exc, "code", None)
+
+
+def _error_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, Mapping):
+        err = body.get("error", body)
+        if isinstance(err, Mapping) and err.get("message"):
+            return str(err["message"])
+        if isinstance(err, str):
+            return err
+    return str(getattr(exc, "message", None) or exc)
+
+
+def classify_status(
+    status: int,
+    message: str,
+    headers: Mapping[str, str],
+    code: str | None,
+    redact: Redactor,
+) -> Exception:
+    """Map an HTTP error to the runtime's classes (§2.1, §6 retries table)."""
+    from ragmeter.judge.limiter import parse_retry_after
+
+    msg = redact(message) or ""
+    if status == 429:
+        if code == "insufficient_quota" or ("quota" in msg.lower() and "exceeded" in msg.lower()):
+            return FatalJudgeError(f"HTTP 429: quota exhausted ({msg})")
+        return TransientError("rate_limit", parse_retry_after(headers), "HTTP 429")
+    if status in (408, 409) or status >= 500:
+        return TransientError("server", parse_retry_after(headers), f"HTTP {status}")
+    if status in (401, 403):
+        return FatalJudgeError(f"HTTP {status}: the endpoint refused the credentials ({msg})")
+    if status == 404:
+        return FatalJudgeError(f"HTTP 404: unknown model or endpoint path ({msg})")
+    return RequestRejected(status, msg)
+
+
+def _to_response(resp: Any, latency_ms: float, sent: Mapping[str, Any]) -> JudgeResponse:
+    choice = resp.choices[0] if getattr(resp, "choices", None) else None
+    msg = getattr(choice, "message", None)
+    usage = getattr(resp, "usage", None)
+    cached = None
+    details = getattr(usage, "prompt_tokens_details", None) if usage is not None else None
+    if details is not None:
+        cached = getattr(details, "cached_tokens", None)
+    logprobs = None
+    lp = getattr(choice, "logprobs", None)
+    if lp is not None and getattr(lp, "content", None):
+        logprobs = [
+            {
+                "token": t.token,
+                "logprob": t.logprob,
+                "top_logprobs": [
+                    {"token": a.token, "logprob": a.logprob} for a in (t.top_logprobs or [])
+                ],
+            }
+            for t in lp.content
+        ]
+    return JudgeResponse(
+        text=getattr(msg, "content", None),
+        refusal=getattr(msg, "refusal", None) or None,
+        finish_reason=getattr(choice, "finish_reason", None),
+        prompt_tokens=getattr(usage, "prompt_tokens", None),
+        completion_tokens=getattr(usage, "completion_tokens", None),
+        cached_prompt_tokens=cached,
+        model=getattr(resp, "model", None),
+        logprobs=logprobs,
+        latency_ms=latency_ms,
+        sent_params=sent,
+    )
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` to completion from synchronous code (§2.4).
+
+    Without a running loop this is ``asyncio.run``; inside one (Jupyter) the coroutine runs on
+    a private loop in a worker thread, so no ``nest_asyncio`` is ever needed.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+
+    def worker() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as exc:
+            box["error"] = exc
+
+    t = threading.Thread(target=worker, name="ragmeter-judge", daemon=True)
+    t.start()
+    t.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
