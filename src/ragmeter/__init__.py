@@ -19,6 +19,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "InputError": ("ragmeter.errors", "InputError"),
     "UsageError": ("ragmeter.errors", "UsageError"),
     "evaluate": ("ragmeter.runner", "evaluate"),
+    "compare": ("ragmeter.stats", "compare"),
 }
 
 __all__ = ["__version__", *_LAZY]

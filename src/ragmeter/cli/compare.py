@@ -1,0 +1,457 @@
+"""``ragmeter compare``: significance tests between systems (stats.md §8, §10).
+
+Two input modes: TREC runs scored by the retrieval engine (``QRELS RUN_A RUN_B ...``), or one
+per-sample metric file per system (``--per-sample a.jsonl b.jsonl``). The comparison itself is
+:func:`ragmeter.stats.compare`; this module reads inputs and prints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from ragmeter.errors import UsageError
+
+if TYPE_CHECKING:
+    from ragmeter.stats.compare import ComparisonReport
+
+COMMAND = "compare"
+TESTS = ("randomization", "t", "wilcoxon", "bootstrap")
+FORMATS = ("table", "markdown", "latex", "ultrarag", "json")
+ULTRARAG_KS = (1, 5, 10, 20, 50, 100)
+
+
+def ultrarag_metrics() -> list[tuple[str, str]]:
+    """(UltraRAG output key, retrieval metric) of UltraRAG's ``evaluate_trec_pvalue`` preset:
+    MAP, MRR, then nDCG, precision and recall at 1, 5, 10, 20, 50 and 100."""
+    out = [("map", "map"), ("mrr", "recip_rank")]
+    for k in ULTRARAG_KS:
+        out += [
+            (f"ndcg@{k}", f"ndcg_cut.{k}"),
+            (f"P@{k}", f"P.{k}"),
+            (f"recall@{k}", f"recall.{k}"),
+        ]
+    return out
+
+
+def _choice(value: str | None, allowed: tuple[str, ...], option: str) -> str | None:
+    if value is not None and value not in allowed:
+        raise UsageError(f"{option} {value!r} is not one of {', '.join(allowed)}", command=COMMAND)
+    return value
+
+
+def _system_names(paths: list[str], names: list[str]) -> list[str]:
+    if names:
+        if len(names) != len(paths):
+            raise UsageError(
+                f"{len(names)} --name values for {len(paths)} systems (give one per system)",
+                command=COMMAND,
+            )
+        out = list(names)
+    else:
+        out = []
+        for p in paths:
+            stem = Path(p).name
+            for suffix in (".gz", ".jsonl", ".json", ".txt", ".run", ".trec", ".tsv"):
+                if stem.endswith(suffix) and len(stem) > len(suffix):
+                    stem = stem[: -len(suffix)]
+            out.append(stem)
+        if len(set(out)) != len(out):
+            out = list(paths)
+    if len(set(out)) != len(out):
+        raise UsageError("two systems have the same name (use --name)", command=COMMAND)
+    return out
+
+
+def _pick_metric(requested: str, available: list[str], path: str, task: str | None) -> str:
+    if requested in available:
+        return requested
+    folded = [m for m in available if m.lower() == requested.lower()]
+    if len(folded) == 1:
+        return folded[0]
+    from ragmeter import registry
+
+    if task is not None:
+        try:
+            canonical = registry.resolve(requested, task=task).canonical
+        except registry.UnknownMetricError:
+            canonical = None
+        if canonical in available:
+            return canonical
+    hint = registry.suggest(requested, available)
+    extra = f"; did you mean {', '.join(repr(h) for h in hint)}?" if hint else ""
+    from ragmeter.errors import InputError
+
+    raise InputError(
+        f"no metric {requested!r} (the file has: {', '.join(available[:12])}"
+        + (", ..." if len(available) > 12 else "")
+        + f"){extra}",
+        path=path,
+    )
+
+
+def _per_sample_scores(
+    paths: list[str], systems: list[str], metrics: list[str], id_key: str
+) -> tuple[dict[str, dict[str, dict[str, float]]], list[str], dict[str, Any]]:
+    from ragmeter.io.per_sample import read_per_sample
+
+    files = [read_per_sample(p, id_key=id_key) for p in paths]
+    if not metrics:
+        common = [m for m in files[0].metrics if all(m in f.values for f in files[1:])]
+        if not common:
+            raise UsageError(
+                "the files share no metric name (name the metrics with -m)", command=COMMAND
+            )
+        metrics = common
+    scores: dict[str, dict[str, dict[str, float]]] = {}
+    unscored: dict[str, Any] = {}
+    for system, f in zip(systems, files, strict=True):
+        per: dict[str, dict[str, float]] = {}
+        for m in metrics:
+            key = _pick_metric(m, f.metrics, f.path, f.task)
+            per[m] = f.values[key]
+            if f.unscored.get(key):
+                unscored.setdefault(system, {})[m] = f.unscored[key]
+        scores[system] = per
+    info = {
+        "mode": "per_sample",
+        "layouts": {s: f.layout for s, f in zip(systems, files, strict=True)},
+    }
+    if unscored:
+        info["unscored"] = unscored
+    return scores, metrics, info
+
+
+def _trec_scores(
+    qrels_path: str,
+    run_paths: list[str],
+    systems: list[str],
+    metrics: list[str],
+    *,
+    ultrarag: bool,
+    relevance_level: int,
+) -> tuple[dict[str, dict[str, dict[str, float]]], list[str], dict[str, Any]]:
+    import importlib
+
+    try:
+        retrieval = importlib.import_module("ragmeter.retrieval")
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("ragmeter"):
+            raise UsageError(
+                "TREC runs need the retrieval engine, which is not part of this build "
+                "(compare per-sample files with --per-sample)",
+                command=COMMAND,
+            ) from None
+        raise
+    from ragmeter import registry
+
+    if ultrarag and not metrics:
+        pairs = ultrarag_metrics()
+    else:
+        names = metrics or [m.name for m in registry.get_task("retrieval").metrics if m.default]
+        if not names:
+            raise UsageError("name the metrics with -m (e.g. -m nDCG@10 -m RR)", command=COMMAND)
+        pairs = [(n, n) for n in names]
+    resolved = []
+    for shown, name in pairs:
+        try:
+            resolved.append((shown, registry.resolve(name, task="retrieval").canonical))
+        except registry.UnknownMetricError as exc:
+            raise UsageError(str(exc), command=COMMAND) from None
+    canonical = list(dict.fromkeys(c for _, c in resolved))
+    scores: dict[str, dict[str, dict[str, float]]] = {}
+    for system, run in zip(systems, run_paths, strict=True):
+        result = retrieval.evaluate(qrels_path, run, canonical, relevance_level=relevance_level)
+        scores[system] = {shown: result.values(c) for shown, c in resolved}
+    info = {
+        "mode": "trec",
+        "qrels": qrels_path,
+        "runs": dict(zip(systems, run_paths, strict=True)),
+        "measures": dict(resolved),
+        "relevance_level": relevance_level,
+    }
+    return scores, [shown for shown, _ in resolved], info
+
+
+@contextlib.contextmanager
+def _status(message: str) -> Iterator[None]:
+    """A spinner on stderr while work runs, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status(message):
+        yield
+
+
+def _rich_tables(report: ComparisonReport) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=None if sys.stdout.isatty() else 200, soft_wrap=False)
+    compat = bool(report.settings.get("ranx_compat"))
+    main = Table("#", "Model" if compat else "System")
+    for m in report.metrics:
+        main.add_column(m, justify="right")
+    for row in report.table_rows():
+        main.add_row(*row)
+    console.print(main)
+    console.print(report.footer(), highlight=False)
+    pairs = Table(
+        "metric",
+        "A",
+        "B",
+        "mean A",
+        "mean B",
+        "A − B",
+        "p",
+        "p adj.",
+        "sig.",
+        "d_z",
+        "W/T/L",
+        title="pairs",
+    )
+    with_ci = any(p.result.ci is not None for p in report.pairs)
+    if with_ci:
+        pairs.add_column("CI of A − B")
+    for p in report.pairs:
+        r = p.result
+        dz = (r.effect_size or {}).get("cohens_dz")
+        w = p.win_tie_loss
+        cells = [
+            p.metric,
+            p.system_a,
+            p.system_b,
+            f"{r.mean_a:.4f}",
+            f"{r.mean_b:.4f}",
+            f"{r.mean_diff:+.4f}",
+            f"{r.p_value:.4g}",
+            f"{p.p_adjusted:.4g}" if p.p_adjusted is not None else "",
+            "yes" if p.significant else "no",
+            f"{dz:+.3f}" if dz is not None else "n/a",
+            f"{w['W']}/{w['T']}/{w['L']}",
+        ]
+        if with_ci:
+            ci = r.ci
+            cells.append(
+                f"[{ci.low:.4f}, {ci.high:.4f}] {ci.method}"
+                if ci is not None and ci.low is not None and ci.high is not None
+                else ""
+            )
+        pairs.add_row(*cells)
+    console.print(pairs)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("compare")
+    def compare_cmd(
+        paths: Annotated[
+            list[str],
+            typer.Argument(
+                help="QRELS RUN_A RUN_B [RUN_C ...] (TREC runs), or with --per-sample one "
+                "per-sample metric file per system.",
+                show_default=False,
+                metavar="PATHS",
+            ),
+        ],
+        metric: Annotated[
+            list[str] | None,
+            typer.Option(
+                "-m",
+                "--metric",
+                help="Metric to compare (repeat). TREC: any retrieval name "
+                "(nDCG@10, RR, ndcg_cut.10); --per-sample: a key of the files.",
+            ),
+        ] = None,
+        per_sample: bool = typer.Option(
+            False,
+            "--per-sample",
+            help="The paths are per-sample metric files (JSONL, a saved "
+            "Result, UltraRAG output or trec_eval -q), one per system.",
+        ),
+        name: Annotated[
+            list[str] | None,
+            typer.Option("--name", help="System names, one per run (repeat)."),
+        ] = None,
+        test: str = typer.Option(
+            "randomization", "--test", help="randomization | t | wilcoxon | bootstrap."
+        ),
+        correction: str | None = typer.Option(
+            None, "--correction", help="holm (default) | bonferroni | bh | by | none."
+        ),
+        family: str = typer.Option("per_metric", "--family", help="per_metric | all."),
+        alpha: float | None = typer.Option(
+            None, "--alpha", help="Significance level (default 0.05; 0.01 with --ranx)."
+        ),
+        alternative: str = typer.Option(
+            "two-sided", "--alternative", help="two-sided | greater | less."
+        ),
+        seed: int = typer.Option(42, "--seed", help="Seed of every random draw."),
+        n_resamples: int | None = typer.Option(
+            None, "--n-resamples", help="Resamples (default 9999; 10000 with --ultrarag)."
+        ),
+        two_sided: str = typer.Option("abs", "--two-sided", help="abs | double (scipy)."),
+        ci: str | None = typer.Option(
+            None, "--ci", help="Bootstrap CI of each difference: bca | percentile | basic."
+        ),
+        missing: str | None = typer.Option(
+            None,
+            "--missing",
+            help="error (default) | fill | intersect: queries a system "
+            "lacks (fill 0.0 with --ultrarag).",
+        ),
+        fill_value: float | None = typer.Option(
+            None, "--fill-value", help="Score of a missing query (fill; 0.0)."
+        ),
+        ranx: bool = typer.Option(
+            False,
+            "--ranx",
+            help="ranx.compare parity: paired t-test, no correction, alpha 0.01, ranx's table.",
+        ),
+        ultrarag: bool = typer.Option(
+            False,
+            "--ultrarag",
+            help="UltraRAG evaluate_trec_pvalue preset: MAP, MRR, nDCG/P/"
+            "recall at 1..100, 10000 resamples, missing queries 0, UltraRAG JSON.",
+        ),
+        fmt: str | None = typer.Option(
+            None, "--format", help="table | markdown | latex | ultrarag | json."
+        ),
+        as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+        latex: bool = typer.Option(False, "--latex", help="Print the LaTeX table (ranx style)."),
+        relevance_level: int = typer.Option(
+            1, "-l", "--relevance-level", help="TREC: lowest relevant grade."
+        ),
+        id_key: str = typer.Option("id", "--id-key", help="--per-sample: the sample id key."),
+        output: str | None = typer.Option(
+            None, "-o", "--output", help="Also write the output to this file."
+        ),
+    ) -> None:
+        """Compare systems with paired significance tests, corrections and effect sizes.
+
+        ragmeter compare QRELS RUN_A RUN_B -m nDCG@10 -m RR
+        ragmeter compare --per-sample a.jsonl b.jsonl -m f1 --json
+        """
+        _choice(test, TESTS, "--test")
+        _choice(fmt, FORMATS, "--format")
+        _choice(family, ("per_metric", "all"), "--family")
+        _choice(alternative, ("two-sided", "greater", "less"), "--alternative")
+        _choice(two_sided, ("abs", "double"), "--two-sided")
+        _choice(ci, ("bca", "percentile", "basic"), "--ci")
+        _choice(missing, ("error", "fill", "intersect"), "--missing")
+        _choice(correction, ("holm", "bonferroni", "bh", "by", "none"), "--correction")
+        chosen = [f for f, on in (("json", as_json), ("latex", latex)) if on]
+        if fmt is not None:
+            chosen.append(fmt)
+        if len(set(chosen)) > 1:
+            raise UsageError(
+                f"choose one output format, not {' and '.join(chosen)}", command=COMMAND
+            )
+        out_format = chosen[0] if chosen else ("ultrarag" if ultrarag else "table")
+        if ranx and ultrarag:
+            raise UsageError(
+                "--ranx and --ultrarag are different presets; pick one", command=COMMAND
+            )
+        if per_sample:
+            if len(paths) < 2:
+                raise UsageError(
+                    "--per-sample needs at least 2 files (one per system)", command=COMMAND
+                )
+            systems = _system_names(paths, name or [])
+            scores, metrics, info = _per_sample_scores(paths, systems, list(metric or []), id_key)
+        else:
+            if len(paths) < 3:
+                raise UsageError(
+                    "expected QRELS and at least 2 runs (or --per-sample with one file per system)",
+                    command=COMMAND,
+                )
+            systems = _system_names(paths[1:], name or [])
+            with _status(f"scoring {len(systems)} runs"):
+                scores, metrics, info = _trec_scores(
+                    paths[0],
+                    paths[1:],
+                    systems,
+                    list(metric or []),
+                    ultrarag=ultrarag,
+                    relevance_level=relevance_level,
+                )
+        if out_format == "ultrarag" and len(systems) != 2:
+            raise UsageError(
+                f"the UltraRAG output compares 2 systems (A = first, B = second), got "
+                f"{len(systems)}",
+                command=COMMAND,
+            )
+        policy = missing or ("fill" if ultrarag else "error")
+        if policy == "fill" and fill_value is None:
+            fill_value = 0.0
+        from ragmeter.stats import compare
+
+        try:
+            with _status("testing every pair"):
+                report = compare(
+                    scores,
+                    metrics=metrics,
+                    test=test if not (ranx and test == "randomization") else "t",
+                    correction=correction,
+                    family=family,
+                    alpha=alpha,
+                    alternative=alternative,
+                    n_resamples=n_resamples
+                    if n_resamples is not None
+                    else (10000 if ultrarag else 9999),
+                    seed=seed,
+                    missing=policy,  # type: ignore[arg-type]
+                    fill_value=fill_value,
+                    ci=ci,
+                    ranx_compat=ranx,
+                    two_sided=two_sided,
+                )
+        except UsageError:
+            raise
+        except ValueError as exc:
+            from ragmeter.errors import InputError
+
+            if isinstance(exc, InputError):
+                raise
+            raise UsageError(str(exc), command=COMMAND) from None
+        if out_format == "table":
+            _rich_tables(report)
+            text = report.to_table() + "\n"
+            if output is not None:
+                _write(output, text)
+            return
+        if out_format == "json":
+            from ragmeter.io.jsonutil import dumps
+
+            data = report.to_dict()
+            data["inputs"] = info
+            text = dumps(data, indent=2) + "\n"
+        elif out_format == "latex":
+            text = report.to_latex()
+        elif out_format == "markdown":
+            text = report.to_markdown()
+        else:
+            from ragmeter.io.jsonutil import dumps
+
+            a_level = alpha if alpha is not None else 0.05
+            text = dumps(report.to_ultrarag(systems[0], systems[1], alpha=a_level), indent=4) + "\n"
+            if sys.stderr.isatty():
+                print(
+                    report.to_ultrarag_table(systems[0], systems[1], alpha=a_level), file=sys.stderr
+                )
+        sys.stdout.write(text)
+        if output is not None:
+            _write(output, text)
+
+
+def _write(path: str, text: str) -> None:
+    from ragmeter.io.files import atomic_write
+
+    with atomic_write(path) as fh:
+        fh.write(text)

@@ -1,0 +1,54 @@
+"""One entry point for every paired test, by name (stats.md §11: unknown names raise)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragmeter.stats.result import TestResult
+
+__all__ = ["TESTS", "paired_test"]
+
+TESTS = ("randomization", "t", "wilcoxon", "bootstrap")
+_ALIASES = {
+    "permutation": "randomization",
+    "fisher": "randomization",
+    "ttest": "t",
+    "t-test": "t",
+    "student": "t",
+}
+
+
+def canonical_test(name: str) -> str:
+    """The canonical test name, or ``ValueError`` listing the supported tests.
+
+    >>> canonical_test("student")
+    't'
+    >>> canonical_test("mcnemar")
+    Traceback (most recent call last):
+    ValueError: unknown test 'mcnemar' (supported: randomization, t, wilcoxon, bootstrap)
+    """
+    key = _ALIASES.get(name, name)
+    if key not in TESTS:
+        raise ValueError(f"unknown test {name!r} (supported: {', '.join(TESTS)})")
+    return key
+
+
+def paired_test(
+    a: Any, b: Any = None, *, test: str = "randomization", **options: Any
+) -> TestResult:
+    """Run the paired test called ``test`` (``randomization``, ``t``, ``wilcoxon`` or
+    ``bootstrap``) with ``options`` passed through; see each test for its options.
+
+    >>> paired_test([0.5, 0.5, 0.5, 0.5], [0.5, 0.5, 0.5, 0.5], test="t").reason
+    'all_differences_zero'
+    """
+    key = canonical_test(test)
+    if key == "randomization":
+        from ragmeter.stats.randomization import randomization_test as fn
+    elif key == "t":
+        from ragmeter.stats.ttest import ttest as fn
+    elif key == "wilcoxon":
+        from ragmeter.stats.wilcoxon import wilcoxon as fn
+    else:
+        from ragmeter.stats.bootstrap import bootstrap_test as fn
+    return fn(a, b, **options)
