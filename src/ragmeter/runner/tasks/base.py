@@ -40,11 +40,6 @@ class TaskOptions(BaseModel):
         """The metric names asked for, as written (``None``: the registry's defaults)."""
         return self.metrics
 
-    def engine_options(self) -> dict[str, Any]:
-        """Every option except the metric list, for hashing and for the engine call."""
-        names = {"metrics", "measures"}
-        return {k: v for k, v in self.model_dump().items() if k not in names}
-
 
 class TaskSkipped(Exception):
     """Raised by an adapter when its task cannot run here; the message is the one-line reason."""
@@ -68,10 +63,6 @@ class TaskContext:
     def metric_names(self) -> list[str]:
         """Canonical metric names, in the order asked for."""
         return list(dict.fromkeys(m.canonical for m in self.metrics))
-
-    @property
-    def requested_names(self) -> list[str]:
-        return list(dict.fromkeys(m.requested for m in self.metrics))
 
 
 class TaskAdapter:
