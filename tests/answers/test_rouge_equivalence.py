@@ -9,17 +9,16 @@ from __future__ import annotations
 import random
 
 import pytest
+import rouge as pltrdy
+import rouge_score.tokenize as rs_tokenize
 from hypothesis import given, settings
 from hypothesis import strategies as hs
+from rouge_score import rouge_scorer
 
 from ragmeter.answers import rouge as ra_rouge
 from ragmeter.answers.rouge_engine import RougeEngine
 from ragmeter.answers.rouge_pltrdy import UpstreamError, pltrdy_scores
 from ragmeter.answers.tokenize import _scan, rouge_score_tokens, unicode_tokens
-
-rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")
-rs_tokenize = pytest.importorskip("rouge_score.tokenize")
-pltrdy = pytest.importorskip("rouge")
 
 ALL_TYPES = (*(f"rouge-{n}" for n in range(1, 10)), "rouge-l", "rouge-lsum")
 RS_NAME = {"rouge-l": "rougeL", "rouge-lsum": "rougeLsum"}

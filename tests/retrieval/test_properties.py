@@ -24,8 +24,6 @@ from hypothesis import strategies as st
 
 from ragmeter.retrieval import evaluate
 
-pytrec_eval = pytest.importorskip("pytrec_eval")
-
 DOCS = [
     "a",
     "b",

@@ -52,7 +52,8 @@ def test_split00_dataset_is_what_the_vectors_describe():
 
 def test_split01_joint_key_fails_in_scikit_learn():
     """Why ragmeter does not stratify on a joint key: 173 of 253 strata are singletons."""
-    sklearn = pytest.importorskip("sklearn.model_selection")
+    import sklearn.model_selection as sklearn
+
     v = V["TV-SPLIT-01"]
     y = ["|".join(str(r[f]) for f in FACTORS) for r in ROWS]
     cv = sklearn.StratifiedShuffleSplit(
@@ -226,7 +227,6 @@ def test_bad_options_are_usage_errors():
 
 
 def test_library_methods():
-    pytest.importorskip("iterstrat")
     with pytest.raises(UsageError, match="cannot keep groups together"):
         heritage_split(method="iterstrat")
     it = heritage_split(method="iterstrat", ignore_groups=True)

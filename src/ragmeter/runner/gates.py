@@ -1,0 +1,258 @@
+"""Gates (``specs/runner.md`` §3): absolute thresholds and no-significant-regression rules.
+
+A rule names a metric as ``task.metric``. An absolute rule compares the run's aggregate with
+``min``/``max`` on the unrounded value. A no-regression rule fails when the run is significantly
+worse than the baseline run (the paired test and correction of the ``compare`` block, at the
+rule's alpha or ``compare.alpha``); "worse" follows the metric's direction in the registry, so
+``grounded.under_refusal`` regresses when it goes up.
+
+A rule whose metric has no value (its task was skipped or not configured, or every sample has a
+non-``ok`` status) is SKIP with the reason and does not fail the run, unless gates are strict
+(``gates.strict: true`` or ``--strict-gates``), which turns SKIP into FAIL.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ragmeter.errors import UsageError
+from ragmeter.result import Aggregate
+
+__all__ = [
+    "PROFILES",
+    "GateOutcome",
+    "GateReport",
+    "evaluate_rules",
+    "parse_rule",
+]
+
+PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
+
+PROFILES: dict[str, tuple[tuple[str, str, float], ...]] = {
+    # the heritage targets table (extraction.md §9), without its unsourced "state of the art"
+    "heritage": (
+        ("min", "ner.overall.strict.f1", 0.85),
+        ("min", "ner.overall.type.f1", 0.90),
+        ("min", "classification.accuracy", 0.80),
+        ("min", "classification.macro.f1", 0.75),
+        ("min", "linking.ranking.hits@1", 0.70),
+        ("min", "linking.ranking.mrr", 0.75),
+        ("min", "linking.nil.f1", 0.65),
+        ("min", "retrieval.nDCG@10", 0.60),
+        ("min", "retrieval.RR", 0.55),
+        ("min", "judge.faithfulness", 0.80),
+        ("min", "judge.answer_relevance", 0.75),
+    ),
+    # the defaults of `ragmeter grounded` (answers.md §9.2)
+    "grounded": (
+        ("min", "grounded.precision", 0.80),
+        ("min", "grounded.chr", 0.75),
+        ("max", "grounded.under_refusal", 0.05),
+        ("max", "grounded.over_refusal", 0.10),
+    ),
+}
+"""Built-in gate profiles: (kind, task.metric, threshold)."""
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    """One rule applied to one run."""
+
+    rule: str
+    kind: str
+    metric: str
+    system: str
+    verdict: str
+    value: float | None = None
+    threshold: float | None = None
+    p_value: float | None = None
+    baseline: str | None = None
+    baseline_run_id: str | None = None
+    reason: str | None = None
+    source: str = "rules"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class GateReport:
+    outcomes: list[GateOutcome]
+    strict: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return all(o.verdict != FAIL for o in self.outcomes)
+
+    def status(self, system: str | None = None) -> str | None:
+        """``pass``/``fail`` for one system (or all), ``None`` when no rule applies."""
+        mine = [o for o in self.outcomes if system is None or o.system == system]
+        if not mine:
+            return None
+        return "fail" if any(o.verdict == FAIL for o in mine) else "pass"
+
+    def counts(self) -> dict[str, int]:
+        out = {PASS: 0, FAIL: 0, SKIP: 0}
+        for o in self.outcomes:
+            out[o.verdict] += 1
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "strict": self.strict,
+            "counts": self.counts(),
+            "rules": [o.to_dict() for o in self.outcomes],
+        }
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+def _skip(strict: bool) -> str:
+    return FAIL if strict else SKIP
+
+
+def _worse(direction: str, diff: float) -> bool:
+    return diff > 0 if direction == "lower" else diff < 0
+
+
+def evaluate_rules(
+    rules: Sequence[Any],
+    *,
+    system: str,
+    aggregates: Mapping[str, Mapping[str, Aggregate]],
+    task_reasons: Mapping[str, str],
+    comparisons: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
+    baseline_system: str | None = None,
+    baseline_run_id: str | None = None,
+    alpha: float = 0.05,
+    strict: bool = False,
+) -> list[GateOutcome]:
+    """Apply ``rules`` (:class:`ragmeter.runner.config.GateRule`) to one system's run.
+
+    ``aggregates`` are the run's overall values by task and canonical metric; ``task_reasons``
+    says why a task has no values (skipped, not configured); ``comparisons`` maps
+    ``(task, canonical)`` to the run-vs-baseline comparison (``mean_diff``, ``p_adjusted``,
+    ``p_value``, ``degenerate``, ``reason``).
+    """
+    out: list[GateOutcome] = []
+    for rule in rules:
+        if rule.systems is not None and system not in rule.systems:
+            continue
+        if rule.kind == "no_regression" and rule.baseline == system:
+            continue  # the baseline cannot regress against itself
+        common = {
+            "rule": rule.text,
+            "kind": rule.kind,
+            "metric": rule.metric,
+            "system": system,
+            "source": rule.source,
+        }
+
+        def skip(reason: str, common: dict[str, Any] = common, rule: Any = rule) -> GateOutcome:
+            return GateOutcome(
+                **common,
+                verdict=_skip(strict),
+                threshold=rule.threshold,
+                baseline=rule.baseline,
+                reason=reason + (" (strict gates: SKIP counts as FAIL)" if strict else ""),
+            )
+
+        if rule.canonical is None:
+            out.append(skip(f"the {rule.task} engine is not part of this build of ragmeter"))
+            continue
+        if rule.task not in aggregates:
+            out.append(skip(task_reasons.get(rule.task, f"task {rule.task} was not evaluated")))
+            continue
+        if rule.kind in ("min", "max"):
+            agg = aggregates[rule.task].get(rule.canonical)
+            if agg is None:
+                out.append(skip(f"{rule.metric} was not computed"))
+                continue
+            if agg.value is None:
+                why = task_reasons.get(rule.task) or agg.reason or "undefined"
+                out.append(skip(f"{rule.metric} has no value ({why})"))
+                continue
+            value = float(agg.value)
+            ok = value >= rule.threshold if rule.kind == "min" else value <= rule.threshold
+            rel = ">=" if rule.kind == "min" else "<="
+            out.append(
+                GateOutcome(
+                    **common,
+                    verdict=PASS if ok else FAIL,
+                    value=value,
+                    threshold=rule.threshold,
+                    reason=None if ok else f"{value:.6g} is not {rel} {_fmt(rule.threshold)}",
+                )
+            )
+            continue
+        comp = (comparisons or {}).get((rule.task, rule.canonical))
+        if comp is None:
+            out.append(skip(f"no comparison of {rule.metric} with {rule.baseline}"))
+            continue
+        if comp.get("p_value") is None and not comp.get("degenerate"):
+            out.append(skip(comp.get("reason") or f"{rule.metric} could not be tested"))
+            continue
+        level = rule.alpha if rule.alpha is not None else alpha
+        p = comp.get("p_adjusted", comp.get("p_value"))
+        p = 1.0 if p is None else float(p)
+        diff = float(comp.get("mean_diff") or 0.0)
+        regressed = _worse(rule.direction, diff) and p <= level * (1 + 1e-9)
+        out.append(
+            GateOutcome(
+                **common,
+                verdict=FAIL if regressed else PASS,
+                value=diff,
+                threshold=level,
+                p_value=p,
+                baseline=rule.baseline,
+                baseline_run_id=baseline_run_id or comp.get("baseline_run_id"),
+                reason=(
+                    f"significantly worse than {rule.baseline}: difference {diff:+.4g}, "
+                    f"p = {p:.4g} <= {level:g}"
+                )
+                if regressed
+                else None,
+            )
+        )
+    return out
+
+
+_RULE = re.compile(r"^\s*(?P<metric>[^<>=\s]+)\s*(?P<op>>=|<=)\s*(?P<value>\S+)\s*$")
+
+
+def parse_rule(text: str) -> dict[str, Any]:
+    """A ``--rule`` argument as a config rule.
+
+    >>> parse_rule("retrieval.nDCG@10>=0.6")
+    {'metric': 'retrieval.nDCG@10', 'min': 0.6}
+    >>> parse_rule("grounded.under_refusal <= 0.05")
+    {'metric': 'grounded.under_refusal', 'max': 0.05}
+    >>> parse_rule("no_regression:retrieval.nDCG@10,answers.f1")
+    {'no_regression': {'metrics': ['retrieval.nDCG@10', 'answers.f1']}}
+    """
+    stripped = text.strip()
+    if stripped.startswith("no_regression:"):
+        metrics = [m.strip() for m in stripped.split(":", 1)[1].split(",") if m.strip()]
+        if not metrics:
+            raise UsageError(f"rule {text!r} names no metric", command="gate")
+        return {"no_regression": {"metrics": metrics}}
+    m = _RULE.match(stripped)
+    if not m:
+        raise UsageError(
+            f"cannot read rule {text!r} (expected TASK.METRIC>=X, TASK.METRIC<=X or "
+            "no_regression:TASK.METRIC[,...])",
+            command="gate",
+        )
+    try:
+        value = float(m["value"])
+    except ValueError:
+        raise UsageError(
+            f"threshold {m['value']!r} of rule {text!r} is not a number", command="gate"
+        ) from None
+    return {"metric": m["metric"], ("min" if m["op"] == ">=" else "max"): value}

@@ -1,0 +1,458 @@
+"""The evaluation pipeline behind ``ragmeter run`` and :func:`ragmeter.evaluate`.
+
+1. Validate the config (:mod:`ragmeter.runner.config`), load the gold set and the split, read
+   every system output the configured tasks need, all before evaluating anything.
+2. For every task (runner order) and every system that has outputs for it: re-use the cached
+   Result if the inputs did not change, else call the task's adapter; add per-stratum values.
+3. Compare every system with the baseline (:mod:`ragmeter.runner.compare`), apply the gates.
+
+Nothing is written here; :class:`~ragmeter.runner.evaluation.EvaluationResult` saves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ragmeter import registry
+from ragmeter.datasets.gold import GoldSet, load_gold
+from ragmeter.io.files import sha256_file
+from ragmeter.result import Result
+from ragmeter.runner import outputs as out_io
+from ragmeter.runner.cache import DEFAULT_CACHE_DIR, TaskCache, input_hash
+from ragmeter.runner.config import RunConfig, load_config
+from ragmeter.runner.judge_settings import resolve_judge
+from ragmeter.runner.outputs import OutputFile
+from ragmeter.runner.strata import stratify
+from ragmeter.runner.tasks import TaskContext, TaskSkipped, get_adapter
+from ragmeter.store.records import SampleRecord
+
+__all__ = ["SystemRun", "TaskRun", "evaluate", "run_pipeline"]
+
+
+@dataclass
+class TaskRun:
+    """One task evaluated (or skipped) for one system."""
+
+    system: str
+    task: str
+    status: str  # "ok" | "skipped"
+    reason: str | None = None
+    result: Result | None = None
+    records: list[SampleRecord] = field(default_factory=list)
+    input_hash: str | None = None
+    reused: bool = False
+    metrics: list[str] = field(default_factory=list)  # canonical names asked for
+    requested: list[str] = field(default_factory=list)  # as written
+
+
+@dataclass
+class SystemRun:
+    name: str
+    run_id: str
+    version: str | None
+    tags: list[str]
+    notes: str | None
+    outputs: dict[str, OutputFile] = field(default_factory=dict)
+    tasks: dict[str, TaskRun] = field(default_factory=dict)
+
+
+def new_evaluation_id(now: datetime) -> str:
+    """``20250601T120000Z-3f9a1c``: sortable by time, unique across concurrent processes."""
+    return now.strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+class _NullProgress:
+    def add(self, task: str, total: int) -> Any:
+        return None
+
+    def advance(self, handle: Any, n: int) -> None:
+        return None
+
+    def finish(self, handle: Any) -> None:
+        return None
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        yield
+
+
+class RichProgress:
+    """One progress bar per task on stderr (units scored over all systems)."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        self.progress = Progress(
+            TextColumn("{task.description:<16}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=False,
+        )
+
+    def add(self, task: str, total: int) -> Any:
+        return self.progress.add_task(task, total=max(total, 1))
+
+    def advance(self, handle: Any, n: int) -> None:
+        self.progress.advance(handle, n)
+
+    def finish(self, handle: Any) -> None:
+        task = next((t for t in self.progress.tasks if t.id == handle), None)
+        if task is not None:
+            self.progress.update(handle, completed=task.total)
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        with self.progress:
+            yield
+
+
+def _load_split(cfg: RunConfig, gold: GoldSet) -> tuple[GoldSet, str | None]:
+    ds = cfg.model.dataset
+    if ds.split is None:
+        return gold, None
+    manifest_path = cfg.resolve_path(ds.manifest or "")
+    try:
+        from ragmeter.stats.datasets import load_manifest
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("ragmeter.stats"):
+            raise cfg.error(
+                ("dataset", "split"),
+                "split manifests are read by ragmeter.stats, which is not part of this build",
+            ) from None
+        raise
+    manifest = load_manifest(manifest_path)
+    splits = manifest["splits"] if isinstance(manifest, Mapping) else manifest.splits
+    if ds.split not in splits:
+        raise cfg.error(
+            ("dataset", "split"),
+            f"split '{ds.split}' is not in the manifest (expected one of {', '.join(splits)})",
+        )
+    ids = list(splits[ds.split])
+    missing = [i for i in ids if i not in gold.by_id]
+    if missing:
+        raise cfg.error(
+            ("dataset", "manifest"),
+            f"the manifest's split '{ds.split}' lists {len(missing)} ids that are not in the "
+            f"gold set, e.g. {missing[0]!r} (expected a manifest written for this gold file)",
+        )
+    return gold.subset(ids), sha256_file(manifest_path)
+
+
+def _check_strata(cfg: RunConfig, gold: GoldSet) -> None:
+    from ragmeter.runner.strata import QA_FACTORS
+
+    present = {f for s in gold for f in s.strata}
+    for i, factor in enumerate(cfg.model.stratify_by):
+        if factor not in present and factor not in QA_FACTORS:
+            known = sorted(present)
+            raise cfg.error(
+                ("stratify_by", i),
+                f"factor '{factor}' is in no sample's strata (expected one of "
+                f"{', '.join(known) or 'the keys of each sample strata'})",
+            )
+
+
+def _read_outputs(
+    cfg: RunConfig, gold_all: GoldSet, needed: set[str]
+) -> dict[str, dict[str, OutputFile]]:
+    """Every needed output file of every system, validated against the whole gold set."""
+    readers = {
+        "answers": out_io.read_answers,
+        "entities": out_io.read_entities,
+        "traces": out_io.read_traces,
+        "run": out_io.read_run,
+    }
+    result: dict[str, dict[str, OutputFile]] = {}
+    for system in cfg.systems:
+        files: dict[str, OutputFile] = {}
+        for kind, value in system.outputs.model_dump().items():
+            if value is None or kind not in needed:
+                continue
+            files[kind] = readers[kind](_shown(cfg.resolve_path(value)), gold_all)
+        result[system.name] = files
+    return result
+
+
+def _shown(path: Path) -> str:
+    """A path as messages show it: relative to the working directory when that is shorter."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return str(path)
+    return rel if len(rel) < len(str(path)) else str(path)
+
+
+def _add_rule_metrics(cfg: RunConfig) -> None:
+    """Gate and comparison metrics are computed even when a task block does not list them."""
+    wanted: list[tuple[str, str]] = [
+        (r.task, r.metric.partition(".")[2]) for r in cfg.rules if r.canonical is not None
+    ]
+    for m in cfg.compare_metrics or ():
+        wanted.append((m.task, m.requested))
+    for task, name in wanted:
+        if task not in cfg.metrics:
+            continue
+        have = {m.canonical for m in cfg.metrics[task]}
+        hit = registry.resolve(name, task=task)
+        if hit.canonical not in have:
+            cfg.metrics[task].append(hit)
+
+
+def aggregate_ci_settings(cfg: RunConfig) -> dict[str, Any] | None:
+    """How aggregates get their 95% CI: a seeded bootstrap of the per-sample values.
+
+    The method and resamples of ``compare.ci``/``compare.n_resamples`` when ``compare.ci`` is
+    set, else a percentile bootstrap with 1,000 resamples (cheap enough for every metric).
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("ragmeter.stats") is None:
+        return None
+    compare = cfg.model.compare
+    if compare is not None and compare.ci:
+        return {"method": compare.ci, "n_resamples": compare.n_resamples, "seed": compare.seed}
+    return {"method": "percentile", "n_resamples": 1000, "seed": compare.seed if compare else 42}
+
+
+def _own_stats(adapter: Any, metric: str, result: Result) -> Any:
+    """(per-unit statistics, aggregate) of a corpus-level metric of one Result, or None."""
+    suff = adapter.sufficient_stats(metric, result, result)
+    return None if suff is None else (suff[0], suff[2])
+
+
+def add_cis(result: Result, settings: Mapping[str, Any] | None, wanted: Sequence[str] = ()) -> None:
+    """Add a bootstrap CI to each asked-for sample-level aggregate that is the mean of its rows."""
+    if settings is None:
+        return
+    import dataclasses
+
+    from ragmeter import stats
+    from ragmeter.runner.strata import metric_level
+
+    present = set(result.metrics)
+    for name, agg in list(result.aggregates.items()):
+        if name not in wanted or agg.value is None or agg.ci_low is not None:
+            continue
+        if name not in present:
+            continue
+        if metric_level(result.task, name, True) != "sample":
+            continue
+        values = result.values(name)
+        if len(values) < 2:
+            continue
+        mean = sum(sorted(values.values())) / len(values)
+        if abs(mean - float(agg.value)) > 1e-9 * max(1.0, abs(mean)):
+            continue  # not the plain mean of its rows (e.g. folded statuses): no CI
+        ci = stats.bootstrap_ci(
+            values,
+            method=settings["method"],
+            n_resamples=settings["n_resamples"],
+            seed=settings["seed"],
+        )
+        result.aggregates[name] = dataclasses.replace(agg, ci_low=ci.low, ci_high=ci.high)
+
+
+def run_pipeline(
+    cfg: RunConfig,
+    *,
+    cache_dir: str | os.PathLike[str] | None = DEFAULT_CACHE_DIR,
+    progress: Any = None,
+    strict_gates: bool | None = None,
+) -> Any:
+    """Evaluate a validated config; return an :class:`EvaluationResult` (nothing saved)."""
+    from ragmeter.runner.compare import run_comparisons
+    from ragmeter.runner.evaluation import EvaluationResult
+
+    created = datetime.now(timezone.utc)
+    evaluation_id = new_evaluation_id(created)
+    judge = resolve_judge(cfg.model.judge, str(cfg.base_dir))
+    _add_rule_metrics(cfg)
+    ds = cfg.model.dataset
+    gold_all = load_gold(
+        _shown(cfg.resolve_path(ds.path)), fmt=ds.format, on_offset_mismatch=ds.on_offset_mismatch
+    )
+    gold, manifest_hash = _load_split(cfg, gold_all)
+    _check_strata(cfg, gold)
+    runnable = [t for t in cfg.tasks if t not in cfg.unavailable]
+    needed = {kind for t in runnable for kind in get_adapter(t).outputs}
+    files = _read_outputs(cfg, gold_all, needed)
+    system_runs = {
+        s.name: SystemRun(
+            s.name,
+            f"{evaluation_id}-{s.name}",
+            s.version,
+            list(s.tags),
+            s.notes,
+            outputs=files[s.name],
+        )
+        for s in cfg.systems
+    }
+    cache = TaskCache(cache_dir)
+    ci_settings = aggregate_ci_settings(cfg)
+    factors = list(cfg.model.stratify_by)
+    progress = progress or _NullProgress()
+    gold_key = {
+        "sha256": gold_all.sha256,
+        "format": gold_all.format,
+        "split": ds.split,
+        "manifest": manifest_hash,
+        "offsets": ds.on_offset_mismatch,
+    }
+    with progress.running():
+        for task, options in cfg.tasks.items():
+            adapter = get_adapter(task)
+            metrics = cfg.metrics.get(task, [])
+            canonical = list(dict.fromkeys(m.canonical for m in metrics))
+            requested = list(dict.fromkeys(m.requested for m in metrics))
+            unavailable = cfg.unavailable.get(task)
+            task_units = list(adapter.units(gold))
+            evaluated = [s for s in cfg.systems if adapter.has_outputs(system_runs[s.name].outputs)]
+            handle = progress.add(task, len(task_units) * max(len(evaluated), 1))
+            for system in cfg.systems:
+                srun = system_runs[system.name]
+                common = {"metrics": canonical, "requested": requested}
+                if unavailable is not None:
+                    srun.tasks[task] = TaskRun(system.name, task, "skipped", unavailable, **common)
+                    continue
+                if system not in evaluated:
+                    kinds = " or ".join(adapter.outputs)
+                    srun.tasks[task] = TaskRun(
+                        system.name,
+                        task,
+                        "skipped",
+                        f"{system.name} has no {kinds} output "
+                        f"(systems[].outputs.{adapter.outputs[0]})",
+                        **common,
+                    )
+                    continue
+                if not task_units:
+                    srun.tasks[task] = TaskRun(
+                        system.name,
+                        task,
+                        "skipped",
+                        f"the gold set has no {task} units"
+                        + (f" in split '{ds.split}'" if ds.split else ""),
+                        **common,
+                    )
+                    continue
+                outputs = {k: srun.outputs[k] for k in adapter.outputs if k in srun.outputs}
+                uses_llm = adapter.uses_llm(options, metrics)
+                llm_reason = judge.reason if uses_llm else None
+                key = input_hash(
+                    {
+                        "adapter": f"{task}@{adapter.version}",
+                        "options": options.model_dump(),
+                        "metrics": canonical,
+                        "gold": gold_key,
+                        "strata": factors,
+                        "outputs": {k: f.sha256 for k, f in outputs.items()},
+                        "judge": dict(judge.public) if uses_llm and llm_reason is None else None,
+                        "ci": ci_settings,
+                    }
+                )
+                ctx = TaskContext(
+                    task,
+                    gold,
+                    task_units,
+                    options,
+                    metrics,
+                    system.name,
+                    judge=judge,
+                    base_dir=str(cfg.base_dir),
+                    progress=lambda n, h=handle: progress.advance(h, n),
+                )
+                result = cache.get(task, key) if llm_reason is None else None
+                reused = result is not None
+                if result is None:
+                    try:
+                        result = adapter.evaluate(ctx, outputs)
+                    except TaskSkipped as exc:
+                        srun.tasks[task] = TaskRun(system.name, task, "skipped", str(exc), **common)
+                        continue
+                    add_cis(result, ci_settings, canonical)
+                    if factors:
+                        result.strata = {
+                            **result.strata,
+                            **stratify(
+                                result,
+                                task_units,
+                                factors,
+                                unit_of=adapter.unit_of,
+                                corpus_stats=lambda m, a=adapter, r=result: _own_stats(a, m, r),
+                                evaluate_subset=lambda us, a=adapter, c=ctx, o=outputs: (
+                                    a.evaluate_subset(c, o, us)
+                                ),
+                                wanted=canonical,
+                            ),
+                        }
+                    if llm_reason is None and adapter.cacheable(result):
+                        cache.put(task, key, result)
+                else:
+                    progress.advance(handle, len(task_units))
+                srun.tasks[task] = TaskRun(
+                    system.name,
+                    task,
+                    "skipped" if llm_reason else "ok",
+                    llm_reason,
+                    result,
+                    adapter.records(ctx, outputs),
+                    key,
+                    reused,
+                    **common,
+                )
+            progress.finish(handle)
+    comparisons, comparison_notes = run_comparisons(cfg, system_runs)
+    result = EvaluationResult(
+        cfg,
+        evaluation_id=evaluation_id,
+        created_at=created,
+        finished_at=datetime.now(timezone.utc),
+        gold=gold,
+        gold_all=gold_all,
+        manifest_sha256=manifest_hash,
+        systems=system_runs,
+        comparisons=comparisons,
+        comparison_notes=comparison_notes,
+    )
+    result.apply_gates(strict=strict_gates)
+    return result
+
+
+def evaluate(
+    config: str | os.PathLike[str] | Mapping[str, Any],
+    *,
+    base_dir: str | os.PathLike[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = DEFAULT_CACHE_DIR,
+    progress: bool = False,
+    strict_gates: bool | None = None,
+) -> Any:
+    """Evaluate every system of a config on every task it has outputs for.
+
+    ``config`` is a path to a ``ragmeter.yaml`` or a dict with the same keys (paths in a dict
+    are relative to ``base_dir``, default the working directory). Returns an
+    :class:`~ragmeter.runner.evaluation.EvaluationResult`; nothing is stored until you call its
+    ``save()``. ``cache_dir=None`` turns off the re-use of unchanged task results.
+    """
+    cfg = load_config(config, base_dir=base_dir)
+    return run_pipeline(
+        cfg,
+        cache_dir=cache_dir,
+        progress=RichProgress() if progress else None,
+        strict_gates=strict_gates,
+    )
