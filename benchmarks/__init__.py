@@ -1,0 +1,1 @@
+"""Side-by-side speed benchmarks (python -m benchmarks.NAME)."""

@@ -1,4 +1,4 @@
-"""Config validation: every bad input is one line with the file, line and key path (runner.md §1)."""
+"""Config validation: every bad input is one line with file, line and key path (runner.md §1)."""
 
 from __future__ import annotations
 
@@ -161,7 +161,8 @@ def test_a_valid_config_loads(project):
         ),
         (
             "- a\n- b\n",
-            "ragmeter.yaml: is a list (expected a mapping with keys project, dataset, systems, tasks, stratify_by, compare, gates, judge, store)",
+            "ragmeter.yaml: is a list (expected a mapping with keys project, dataset, "
+            "systems, tasks, stratify_by, compare, gates, judge, store)",
         ),
         (
             "project: [\n",
@@ -169,7 +170,9 @@ def test_a_valid_config_loads(project):
         ),
         (
             BASE.replace("tasks:\n  toy: {metrics: [match]}\n", "tasks: {}\n"),
-            "ragmeter.yaml:9: tasks: no tasks (expected at least one of retrieval, answers, grounded, semantic, judge, steps, ner, classification, linking, toy)",
+            "ragmeter.yaml:9: tasks: no tasks (expected at least one of retrieval, "
+            "answers, grounded, semantic, judge, steps, ner, classification, linking, "
+            "toy)",
         ),
     ],
 )

@@ -53,7 +53,8 @@ def test_missing_values_skip_and_strict_fails():
     assert out == [
         (
             "SKIP",
-            "judge.faithfulness has no value (task judge skipped: LLM metrics skipped (status needs_llm): ...)",
+            "judge.faithfulness has no value (task judge skipped: LLM metrics skipped "
+            "(status needs_llm): ...)",
         ),
         ("SKIP", "task ner was not evaluated"),
         ("SKIP", "the linking engine is not part of this build of ragmeter"),

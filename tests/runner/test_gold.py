@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ragmeter.datasets import describe, load_gold, parse_sample, units
+from ragmeter.datasets import describe, load_gold, units
 from ragmeter.errors import InputError
 from tests.helpers import invoke
 
@@ -101,7 +101,10 @@ def fixed(**changes):
     [
         (
             {**fixed(), "ner_annotation": []},
-            "sample 'eval_001': ner_annotation: unknown key (expected one of id, text, language, strata, ner_annotations, type_classification, entity_linking, qa_pairs, relevant_docs, meta; put free-form data under meta); did you mean 'ner_annotations'?",
+            "sample 'eval_001': ner_annotation: unknown key (expected one of id, text, "
+            "language, strata, ner_annotations, type_classification, entity_linking, "
+            "qa_pairs, relevant_docs, meta; put free-form data under meta); did you mean "
+            "'ner_annotations'?",
         ),
         ({"text": "x"}, "id: missing (expected a unique sample id)"),
         (fixed(id=""), "id: is empty (expected a unique sample id)"),
@@ -112,7 +115,8 @@ def fixed(**changes):
         ),
         (
             fixed(ner_annotations=[{"text": "Het", "type": "X", "start": 0, "end": 300}]),
-            "sample 'eval_001': ner_annotations[0]: offsets 0-300 are outside the text of 116 characters (expected 0 <= start < end <= len(text), half-open)",
+            "sample 'eval_001': ner_annotations[0]: offsets 0-300 are outside the text "
+            "of 116 characters (expected 0 <= start < end <= len(text), half-open)",
         ),
         (
             fixed(ner_annotations=[{"text": "Het", "type": "X", "start": "0", "end": 3}]),
@@ -136,22 +140,27 @@ def fixed(**changes):
                 ner_annotations=[{"text": "de", "type": "X", "start": 0, "end": 2}],
                 entity_linking=None,
             ),
-            "sample 'eval_001': ner_annotations[0]: text[0:2] is 'He', not 'de' (expected the mention's offsets; it occurs 2 times)",
+            "sample 'eval_001': ner_annotations[0]: text[0:2] is 'He', not 'de' "
+            "(expected the mention's offsets; it occurs 2 times)",
         ),
         (
             {**fixed(), "entity_linking": {"Amsterdam": {"wikidata_id": "Q727"}}},
-            "sample 'eval_001': entity_linking.Amsterdam: no NER annotations have this text (expected exactly one; use the list form with start and end to link an ambiguous surface)",
+            "sample 'eval_001': entity_linking.Amsterdam: no NER annotations have this "
+            "text (expected exactly one; use the list form with start and end to link an "
+            "ambiguous surface)",
         ),
         (
             {
                 **fixed(),
                 "entity_linking": [{"start": 4, "end": 25, "wikidata_id": "Q1", "nil": True}],
             },
-            "sample 'eval_001': entity_linking[0]: is nil but has KB ids (expected one or the other)",
+            "sample 'eval_001': entity_linking[0]: is nil but has KB ids (expected one "
+            "or the other)",
         ),
         (
             {**fixed(), "entity_linking": [{"wikidata_id": "Q1"}]},
-            "sample 'eval_001': entity_linking[0]: has no mention_id and no offsets (expected one of them)",
+            "sample 'eval_001': entity_linking[0]: has no mention_id and no offsets "
+            "(expected one of them)",
         ),
         (
             {**fixed(), "qa_pairs": [{"qid": "a", "answerable": "false"}]},
@@ -159,15 +168,21 @@ def fixed(**changes):
         ),
         (
             {**fixed(), "qa_pairs": [{"qid": "a", "anwser": "x"}]},
-            "sample 'eval_001': qa_pairs[0].anwser: unknown key (expected one of qid, question, answer, answer_type, golden_answers, supporting_facts, gold_claim_substr, gold_citations, answerable, template_id, reference_steps, reference_contexts, meta; put free-form data under meta); did you mean 'answer'?",
+            "sample 'eval_001': qa_pairs[0].anwser: unknown key (expected one of qid, "
+            "question, answer, answer_type, golden_answers, supporting_facts, "
+            "gold_claim_substr, gold_citations, answerable, template_id, "
+            "reference_steps, reference_contexts, meta; put free-form data under meta); "
+            "did you mean 'answer'?",
         ),
         (
             {**fixed(), "relevant_docs": {"eval_001-q9": {"d": 1}}},
-            "sample 'eval_001': relevant_docs.eval_001-q9: names no qid of this sample (expected a qid of its qa_pairs, or the sample id)",
+            "sample 'eval_001': relevant_docs.eval_001-q9: names no qid of this sample "
+            "(expected a qid of its qa_pairs, or the sample id)",
         ),
         (
             {**fixed(), "relevant_docs": {"eval_001-q1": {"d": 1.5}}},
-            "sample 'eval_001': relevant_docs.eval_001-q1.d: grade is a number (expected an integer)",
+            "sample 'eval_001': relevant_docs.eval_001-q1.d: grade is a number (expected "
+            "an integer)",
         ),
         (
             {**fixed(), "type_classification": {"secondary_types": ["A"]}},
@@ -279,7 +294,10 @@ def test_foreign_formats(tmp_path):
     )
     with pytest.raises(
         InputError,
-        match=r"b.jsonl:1: sample 'g1': qa_pairs\[0\].answerable: is a string \(expected a JSON boolean\)",
+        match=(
+            r"b.jsonl:1: sample 'g1': qa_pairs\[0\].answerable: is a string \(expected a JSON "
+            r"boolean\)"
+        ),
     ):
         load_gold(bad, fmt="grounded")
 

@@ -14,8 +14,15 @@ from sqlalchemy import text
 
 from ragmeter.errors import InputError, UsageError
 from ragmeter.result import Aggregate, Result
-from ragmeter.store import RunRecord, SampleRecord, Store, TaskRecord, open_store
-from ragmeter.store import migrations, schema
+from ragmeter.store import (
+    RunRecord,
+    SampleRecord,
+    Store,
+    TaskRecord,
+    migrations,
+    open_store,
+    schema,
+)
 from tests.helpers import REPO
 
 T0 = datetime(2025, 6, 1, 12, 0, tzinfo=timezone.utc)

@@ -110,11 +110,15 @@ def _print_stats(data: dict) -> None:
         + ", ".join(f"{k} {v}" for k, v in data["languages"].items()),
         highlight=False,
     )
+    shown_values = 12
     for factor, counts in data["strata"].items():
         t = Table(factor, "samples", "share", title=f"stratum {factor}", title_justify="left")
         total = sum(counts.values())
-        for value, n in counts.items():
+        for value, n in list(counts.items())[:shown_values]:
             t.add_row(value, str(n), f"{n / total:.1%}")
+        rest = list(counts.values())[shown_values:]
+        if rest:
+            t.add_row(f"… {len(rest)} more values", str(sum(rest)), f"{sum(rest) / total:.1%}")
         console.print(t)
     for kind, counts in data["labels"].items():
         if counts:

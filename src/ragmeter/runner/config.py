@@ -43,24 +43,6 @@ __all__ = [
 ]
 
 SYSTEM_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
-JUDGE_KEYS = (
-    "base_url",
-    "model",
-    "api_key_env",
-    "temperature",
-    "max_tokens",
-    "max_tokens_cap",
-    "structured",
-    "concurrency",
-    "rpm",
-    "tpm",
-    "timeout_s",
-    "max_attempts",
-    "repeats",
-    "cache_namespace",
-    "cache",
-    "prices",
-)
 
 
 class _Model(BaseModel):
@@ -68,56 +50,109 @@ class _Model(BaseModel):
 
 
 class DatasetConfig(_Model):
-    path: str
-    format: Literal["ragmeter", "graphrag-eval", "ultrarag", "grounded", "trec"] = "ragmeter"
-    split: str | None = None
-    manifest: str | None = None
-    on_offset_mismatch: Literal["error", "relocate", "skip"] = "error"
+    """The gold standard."""
+
+    path: str = Field(description="The gold file, relative to the config file.")
+    format: Literal["ragmeter", "graphrag-eval", "ultrarag", "grounded", "trec"] = Field(
+        "ragmeter", description="Its format; other formats are converted to gold samples."
+    )
+    split: str | None = Field(
+        None, description="Evaluate this split only (a key of the manifest's splits)."
+    )
+    manifest: str | None = Field(
+        None, description="The split manifest written by ragmeter split (needed with split)."
+    )
+    on_offset_mismatch: Literal["error", "relocate", "skip"] = Field(
+        "error",
+        description="A span whose text[start:end] is not its mention: error, move it to the "
+        "mention's only occurrence, or drop it (listed either way).",
+    )
 
 
 class OutputsConfig(_Model):
-    run: str | None = None
-    answers: str | None = None
-    traces: str | None = None
-    entities: str | None = None
+    """A system's output files (relative to the config file); give the ones you have."""
+
+    run: str | None = Field(None, description="Retrieval run: TREC, or JSONL {qid, retrieved_ids}.")
+    answers: str | None = Field(
+        None, description="JSONL {id, answer, contexts?, citations?, retrieved_ids?} by qid."
+    )
+    traces: str | None = Field(
+        None, description="graphrag-eval responses {question_id, actual_answer, actual_steps}."
+    )
+    entities: str | None = Field(
+        None,
+        description="JSONL {id, ner_annotations?, type_classification?, entity_linking?} "
+        "by sample id.",
+    )
 
 
 class SystemConfig(_Model):
-    name: str = Field(pattern=SYSTEM_NAME_PATTERN)
-    version: str | None = None
-    outputs: OutputsConfig
-    tags: list[str] = []
-    notes: str | None = None
+    """One system under test."""
+
+    name: str = Field(
+        pattern=SYSTEM_NAME_PATTERN, description="Unique name (letters, digits, '.', '_', '-')."
+    )
+    version: str | None = Field(None, description="Free text, shown on trend charts.")
+    outputs: OutputsConfig = Field(description="Its output files.")
+    tags: list[str] = Field([], description="Tags stored with the run (filter with --tag).")
+    notes: str | None = Field(None, description="Free text stored with the run.")
 
 
 class CompareConfig(_Model):
-    baseline: str | None = None
-    test: Literal["randomization", "t", "wilcoxon"] = "randomization"
-    ci: Literal["bca", "percentile"] | None = None
-    alpha: float = Field(0.05, gt=0, lt=1)
-    correction: Literal["holm", "bonferroni", "bh", "by", "none"] = "holm"
-    family: Literal["per_metric", "all"] = "per_metric"
-    n_resamples: int = Field(9999, ge=99)
-    seed: int = 42
-    metrics: list[str] | None = None
+    """Comparisons of every system with the baseline (stats.md §8)."""
+
+    baseline: str | None = Field(None, description="The system every other is compared with.")
+    test: Literal["randomization", "t", "wilcoxon"] = Field(
+        "randomization", description="Paired test on per-sample values."
+    )
+    ci: Literal["bca", "percentile"] | None = Field(
+        None, description="Bootstrap CI of each difference (off by default)."
+    )
+    alpha: float = Field(0.05, gt=0, lt=1, description="Significance level.")
+    correction: Literal["holm", "bonferroni", "bh", "by", "none"] = Field(
+        "holm", description="Multiple-comparison correction over the family."
+    )
+    family: Literal["per_metric", "all"] = Field(
+        "per_metric",
+        description="per_metric: the systems compared on one metric; all: every system and metric.",
+    )
+    n_resamples: int = Field(9999, ge=99, description="Resamples of the randomization test.")
+    seed: int = Field(42, description="Seed of every random procedure (recorded).")
+    metrics: list[str] | None = Field(
+        None,
+        description="task.metric names to compare (default: every metric asked for, plus the "
+        "no-regression metrics).",
+    )
 
 
 class ThresholdRule(_Model):
-    metric: str
-    min: float | None = None
-    max: float | None = None
-    systems: list[str] | None = None
+    """An absolute threshold on an aggregate."""
+
+    metric: str = Field(description="task.metric, e.g. retrieval.nDCG@10.")
+    min: float | None = Field(None, description="The value must be >= min (unrounded).")
+    max: float | None = Field(None, description="The value must be <= max (unrounded).")
+    systems: list[str] | None = Field(
+        None, description="Only these systems (default: gates.systems)."
+    )
 
 
 class NoRegressionBody(_Model):
-    baseline: str | None = None
-    metrics: list[str] = Field(min_length=1)
-    alpha: float | None = Field(None, gt=0, lt=1)
+    """The metric must not be significantly worse than the baseline's."""
+
+    baseline: str | None = Field(
+        None, description="System to compare with (default: compare.baseline)."
+    )
+    metrics: list[str] = Field(min_length=1, description="task.metric names.")
+    alpha: float | None = Field(None, gt=0, lt=1, description="Default: compare.alpha.")
 
 
 class NoRegressionRule(_Model):
-    no_regression: NoRegressionBody
-    systems: list[str] | None = None
+    """A no-significant-regression rule."""
+
+    no_regression: NoRegressionBody = Field(description="baseline, metrics, alpha.")
+    systems: list[str] | None = Field(
+        None, description="Only these systems (default: gates.systems)."
+    )
 
 
 def _rule_kind(value: Any) -> str:
@@ -133,22 +168,32 @@ Rule = Annotated[
 
 
 class GatesConfig(_Model):
-    profile: str | list[str] | None = None
-    rules: list[Rule] = []
-    strict: bool = False
-    systems: list[str] | None = None
+    """Release gates (runner.md §3)."""
+
+    profile: str | list[str] | None = Field(
+        None, description="Built-in rule set(s): heritage, grounded."
+    )
+    rules: list[Rule] = Field([], description="{metric, min|max} or {no_regression: {...}} rules.")
+    strict: bool = Field(False, description="SKIP (no value) counts as FAIL.")
+    systems: list[str] | None = Field(None, description="Gate only these systems (default: all).")
 
 
 class Config(_Model):
-    project: str = Field(min_length=1)
-    dataset: DatasetConfig
-    systems: list[SystemConfig] = Field(min_length=1)
-    tasks: dict[str, Any] = {}
-    stratify_by: list[str] = []
-    compare: CompareConfig | None = None
-    gates: GatesConfig | None = None
-    judge: dict[str, Any] | None = None
-    store: str | None = None
+    """A ragmeter.yaml."""
+
+    project: str = Field(min_length=1, description="Groups runs in the store.")
+    dataset: DatasetConfig = Field(description="The gold standard.")
+    systems: list[SystemConfig] = Field(min_length=1, description="One or more systems.")
+    tasks: dict[str, Any] = Field({}, description="Task name → options; omit a task to skip it.")
+    stratify_by: list[str] = Field([], description="Strata factors for per-stratum breakdowns.")
+    compare: CompareConfig | None = Field(None, description="Comparisons with the baseline.")
+    gates: GatesConfig | None = Field(None, description="Release gates.")
+    judge: dict[str, Any] | None = Field(
+        None, description="LLM judge endpoint settings (judge.md §1); no API keys."
+    )
+    store: str | None = Field(
+        None, description="Results store URL (default sqlite:///.ragmeter/ragmeter.db)."
+    )
 
 
 TOP_KEYS = tuple(Config.model_fields)
@@ -484,11 +529,11 @@ def _check_tasks(cfg: RunConfig) -> None:
     cfg.tasks = {t: cfg.tasks[t] for t in known if t in cfg.tasks}
 
 
-def resolve_task_metrics(cfg: RunConfig, judge: Mapping[str, Any] | None) -> None:
+def resolve_task_metrics(cfg: RunConfig) -> None:
     """Resolve each task's metric names through the registry (tasks whose engine is here)."""
     for task, options in cfg.tasks.items():
         adapter = get_adapter(task)
-        reason = adapter.unavailable(judge)
+        reason = adapter.unavailable()
         if reason is not None and "not part of this build" in reason:
             cfg.unavailable[task] = reason
             continue
@@ -498,7 +543,7 @@ def resolve_task_metrics(cfg: RunConfig, judge: Mapping[str, Any] | None) -> Non
         field_name = "measures" if "measures" in type(options).model_fields else "metrics"
         if names is None:
             try:
-                names = adapter.default_metrics()
+                names = adapter.default_metrics(options)
             except registry.UnknownMetricError as exc:
                 cfg.unavailable[task] = str(exc)
                 continue
@@ -702,23 +747,28 @@ def _check_dataset(cfg: RunConfig) -> None:
 
 
 def _check_judge(cfg: RunConfig) -> None:
+    """The ``judge:`` block, validated by the judge engine (judge.md §1) when it is installed."""
     block = cfg.model.judge
     if block is None:
         return
-    for key in block:
-        if key == "api_key":
-            raise cfg.error(
-                ("judge", "api_key"),
-                "API keys never go in the config (expected api_key_env: the NAME of an "
-                "environment variable that holds the key)",
-            )
-        if key not in JUDGE_KEYS:
-            did = suggest(str(key), JUDGE_KEYS, n=1)
-            raise cfg.error(
-                ("judge", key),
-                f"unknown key (expected one of {', '.join(JUDGE_KEYS)})"
-                + (f"; did you mean '{did[0]}'?" if did else ""),
-            )
+    if "api_key" in block:
+        raise cfg.error(
+            ("judge", "api_key"),
+            "API keys never go in the config (expected api_key_env: the NAME of an "
+            "environment variable that holds the key)",
+        )
+    try:
+        from ragmeter.judge.config import config_from_mapping
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("ragmeter.judge"):
+            return  # the judge task is skipped anyway; nothing reads the block
+        raise
+    lines = {
+        tuple(str(p) for p in path): line
+        for path, line in cfg.lines.lines.items()
+        if path[:1] == ("judge",)
+    }
+    config_from_mapping(block, path=cfg.path, lines=lines, prefix=("judge",))
 
 
 def load_config(
@@ -749,9 +799,7 @@ def load_config(
             ("tasks",), f"no tasks (expected at least one of {', '.join(task_names())})"
         )
     _check_judge(cfg)
-    from ragmeter.runner.judge_settings import judge_settings
-
-    resolve_task_metrics(cfg, judge_settings(model.judge, str(cfg.base_dir)))
+    resolve_task_metrics(cfg)
     _check_compare(cfg)
     cfg.rules = build_rules(cfg, model.gates)
     if model.stratify_by and len(set(model.stratify_by)) != len(model.stratify_by):

@@ -88,11 +88,16 @@ def print_summary(summary: Mapping[str, Any], console: Console | None = None) ->
             label = f"{name} (baseline)" if name == baseline else name
             table.add_column(label, justify="right")
         table.add_column("n", justify="right", style="dim")
-        for name in systems:
-            entry = block["systems"].get(name)
-            if entry and entry["status"] == "skipped":
-                skipped.append(f"{task} · {name}: {entry['reason']}")
-        if not active:
+        reasons = {
+            name: entry["reason"]
+            for name, entry in block["systems"].items()
+            if entry["status"] == "skipped"
+        }
+        if reasons and len(reasons) == len(systems) and len(set(reasons.values())) == 1:
+            skipped.append(f"{task}: {next(iter(reasons.values()))}")
+        else:
+            skipped.extend(f"{task} · {name}: {why}" for name, why in reasons.items())
+        if not active or all(block["systems"][name]["status"] == "skipped" for name in active):
             continue
         for metric in metrics:
             row: list[Any] = [shown.get(metric, metric)]
@@ -111,7 +116,7 @@ def print_summary(summary: Mapping[str, Any], console: Console | None = None) ->
     if skipped:
         console.print("[yellow]skipped[/yellow]")
         for line in dict.fromkeys(skipped):
-            console.print(f"  {line}", highlight=False)
+            console.print(f"  {line}", highlight=False, soft_wrap=True)
     _print_strata(summary, systems, console)
     _print_comparisons(summary, console)
     gates = summary.get("gates") or {}
@@ -131,52 +136,56 @@ def print_summary(summary: Mapping[str, Any], console: Console | None = None) ->
 
 
 def _print_strata(summary: Mapping[str, Any], systems: Sequence[str], console: Console) -> None:
+    """One table per factor: the first metric of each task (rows) by stratum value (columns),
+    each cell the systems' values in order."""
     factors = summary.get("stratify_by") or []
     if not factors:
         return
-    heads = []  # (task, metric, shown) of each task's first metric
+    heads = []  # (task, metric, shown) of each evaluated task's first metric
     for task, block in summary["tasks"].items():
-        if block["metrics"]:
+        if block["metrics"] and any(e.get("status") == "ok" for e in block["systems"].values()):
             heads.append((task, block["metrics"][0], block["requested"][0]))
+    max_levels = 8
     for factor in factors:
-        table = Table(
-            title=f"[bold]by {factor}[/bold]  ({' / '.join(systems)})",
-            title_justify="left",
-        )
-        table.add_column(factor)
-        cols = []
-        for task, metric, shown in heads:
-            if any(
-                summary["tasks"][task]["systems"].get(s, {}).get("strata", {}).get(factor)
-                for s in systems
-            ):
-                cols.append((task, metric))
-                table.add_column(f"{task}.{shown}", justify="right")
-        if not cols:
-            continue
         levels: list[str] = []
-        for task, _ in cols:
+        for task, _, _ in heads:
             for s in systems:
-                levels.extend(
-                    summary["tasks"][task]["systems"].get(s, {}).get("strata", {}).get(factor, {})
-                )
-        for level in sorted(dict.fromkeys(levels)):
-            row = [level]
-            for task, metric in cols:
+                entry = summary["tasks"][task]["systems"].get(s, {})
+                levels.extend(entry.get("strata", {}).get(factor, {}))
+        levels = sorted(dict.fromkeys(levels))
+        if not levels:
+            continue
+        shown_levels = levels[:max_levels]
+        table = Table(
+            title=f"[bold]by {factor}[/bold]  ({' / '.join(systems)})", title_justify="left"
+        )
+        table.add_column("metric")
+        for level in shown_levels:
+            table.add_column(level, justify="right")
+        for task, metric, shown in heads:
+            row = [f"{task}.{shown}"]
+            for level in shown_levels:
                 parts = []
                 for s in systems:
                     strata = summary["tasks"][task]["systems"].get(s, {}).get("strata", {})
                     agg = strata.get(factor, {}).get(level, {}).get(metric)
                     parts.append(_num(agg.get("value") if agg else None, 3))
-                row.append(" / ".join(parts))
+                row.append("/".join(parts))
             table.add_row(*row)
         console.print(table)
+        if len(levels) > max_levels:
+            console.print(
+                f"[dim]{len(levels) - max_levels} more {factor} values in summary.json[/dim]"
+            )
 
 
 def _print_comparisons(summary: Mapping[str, Any], console: Console) -> None:
-    comps = summary.get("comparisons") or []
+    every = summary.get("comparisons") or []
+    comps = [c for c in every if c.get("p_value") is not None]
     if not comps:
         return
+    untested = len(every) - len(comps)
+    with_ci = any(c.get("ci_low") is not None for c in comps)
     first = comps[0]
     table = Table(
         title=(
@@ -185,16 +194,11 @@ def _print_comparisons(summary: Mapping[str, Any], console: Console) -> None:
         ),
         title_justify="left",
     )
-    for col, justify in (
-        ("system", "left"),
-        ("metric", "left"),
-        ("difference", "right"),
-        ("95% CI", "right"),
-        ("p", "right"),
-        ("p adj.", "right"),
-        ("d_z", "right"),
-        ("", "left"),
-    ):
+    columns = [("system", "left"), ("metric", "left"), ("difference", "right")]
+    if with_ci:
+        columns.append(("95% CI", "right"))
+    columns += [("p", "right"), ("p adj.", "right"), ("d_z", "right"), ("", "left")]
+    for col, justify in columns:
         table.add_column(col, justify=justify)
     for c in comps:
         if c.get("baseline") != summary.get("baseline"):
@@ -205,17 +209,23 @@ def _print_comparisons(summary: Mapping[str, Any], console: Console) -> None:
             else ""
         )
         sig = Text("significant", style="bold") if c.get("significant") else Text("")
-        table.add_row(
+        cells: list[Any] = [
             c["system"],
             f"{c['task']}.{c['metric']}",
             "–" if c.get("mean_diff") is None else f"{c['mean_diff']:+.4f}",
-            ci,
-            _num(c.get("p_value")),
-            _num(c.get("p_adjusted")),
-            _num(c.get("effect_size"), 2),
-            sig,
-        )
+        ]
+        if with_ci:
+            cells.append(ci)
+        cells += [_num(c.get("p_value")), _num(c.get("p_adjusted")), _num(c.get("effect_size"), 2)]
+        table.add_row(*cells, sig)
     console.print(table)
+    if untested:
+        console.print(f"[dim]{untested} comparisons not tested (reasons in summary.json)[/dim]")
+
+
+def _short(text: str, limit: int = 70) -> str:
+    """A reason trimmed for a table cell (``--json`` has it in full)."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def print_gate_report(gates: Mapping[str, Any], console: Console | None = None) -> None:
@@ -241,7 +251,7 @@ def print_gate_report(gates: Mapping[str, Any], console: Console | None = None) 
             value,
             thr,
             Text(o["verdict"], style=VERDICT_STYLE.get(o["verdict"], "")),
-            o.get("reason") or "",
+            _short(o.get("reason") or ""),
         )
     console.print(table)
     counts = gates.get("counts", {})

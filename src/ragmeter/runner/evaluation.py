@@ -123,7 +123,10 @@ class EvaluationResult:
             if trun.status == "ok" and trun.result is not None:
                 aggs[task] = trun.result.aggregates
             else:
-                reasons[task] = f"task {task} skipped: {trun.reason}"
+                why = trun.reason or "no result"
+                if len(why) > 60 and ": " in why:  # the first clause; the summary has it all
+                    why = why.split(": ", 1)[0]
+                reasons[task] = f"task {task} skipped: {why}"
         from ragmeter.runner.tasks import task_names
 
         for task in task_names():
@@ -299,11 +302,10 @@ class EvaluationResult:
                 cols["id"].extend(ids)
                 for k in ("metric", "value", "status", "detail"):
                     cols[k].extend(table.column(k).to_pylist())
-                for i in ids:
-                    rec = info.get(adapter.unit_of(i))
-                    cols["gold_id"].append(rec.gold_id if rec else None)
-                    for f in factors:
-                        strata_cols[f].append(rec.strata.get(f) if rec else None)
+                recs = [info.get(adapter.unit_of(i)) for i in ids]
+                cols["gold_id"].extend(r.gold_id if r else None for r in recs)
+                for f in factors:
+                    strata_cols[f].extend(r.strata.get(f) if r else None for r in recs)
         fields = [
             ("system", pa.string()),
             ("run_id", pa.string()),

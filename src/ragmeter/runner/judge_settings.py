@@ -1,66 +1,70 @@
 """The judge endpoint the runner hands to LLM tasks (``specs/judge.md`` §1).
 
-Order: environment variables, then the config's ``judge:`` block (the runner has no judge flags).
-The judge counts as configured when a model is known and either a base URL is known or
-``OPENAI_API_KEY`` is set; otherwise LLM metrics report ``needs_llm`` and the task is reported as
-skipped with the judge's one-line hint. Only the settings that change replies enter cache keys;
-credentials never do.
+The judge engine resolves it (:func:`ragmeter.judge.resolve_config`: environment variables, then
+the config's ``judge:`` block; the runner has no judge flags). The judge counts as configured
+when a model is known and either a base URL is known or the API key variable is set; otherwise
+LLM metrics report ``needs_llm`` and the task is reported as skipped with the judge's one-line
+hint. Only the settings that change replies enter cache keys; credentials never do.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["NOT_CONFIGURED", "judge_reason", "judge_settings", "reply_settings"]
+__all__ = ["NOT_CONFIGURED", "JudgeSettings", "resolve_judge"]
 
 NOT_CONFIGURED = (
     "LLM metrics skipped (status needs_llm): set RAGMETER_LLM_BASE_URL and RAGMETER_LLM_MODEL "
     "(and OPENAI_API_KEY if the endpoint needs a key)."
 )
 
-_REPLY_KEYS = (
-    "base_url",
-    "model",
-    "temperature",
-    "max_tokens",
-    "max_tokens_cap",
-    "structured",
-    "repeats",
-    "cache_namespace",
-)
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """The resolved judge: the engine's ``JudgeConfig`` (or ``None`` without the engine)."""
+
+    config: Any
+    reason: str | None  # why LLM metrics cannot run, or None
+    public: Mapping[str, Any]  # what changes replies; part of cache keys, no secrets
+
+    @property
+    def configured(self) -> bool:
+        return self.reason is None
 
 
-def judge_settings(block: Mapping[str, Any] | None, base_dir: str | None = None) -> dict[str, Any]:
-    """The config's judge block with the environment applied (env wins, as judge.md §1 says)."""
-    settings = dict(block or {})
-    env_url = os.environ.get("RAGMETER_LLM_BASE_URL")
-    env_model = os.environ.get("RAGMETER_LLM_MODEL")
-    if env_url:
-        settings["base_url"] = env_url
-    if env_model:
-        settings["model"] = env_model
-    if os.environ.get("RAGMETER_JUDGE_CACHE"):
-        settings["cache"] = os.environ["RAGMETER_JUDGE_CACHE"]
-    elif settings.get("cache") and base_dir and not os.path.isabs(str(settings["cache"])):
-        settings["cache"] = os.path.join(base_dir, str(settings["cache"]))
-    if settings.get("prices") and base_dir and not os.path.isabs(str(settings["prices"])):
-        settings["prices"] = os.path.join(base_dir, str(settings["prices"]))
-    return settings
-
-
-def judge_reason(settings: Mapping[str, Any]) -> str | None:
-    """``None`` when the judge is configured, else the one-line hint."""
-    key_env = settings.get("api_key_env") or "OPENAI_API_KEY"
-    has_key = bool(os.environ.get(key_env) or os.environ.get("OPENAI_API_KEY"))
-    if settings.get("model") and (settings.get("base_url") or has_key):
+def _with_paths(block: Mapping[str, Any] | None, base_dir: str | None) -> dict[str, Any] | None:
+    """Relative ``cache`` and ``prices`` paths in the config are relative to the config file."""
+    if block is None:
         return None
-    return NOT_CONFIGURED
+    out = dict(block)
+    if base_dir:
+        if isinstance(out.get("cache"), str) and not os.path.isabs(out["cache"]):
+            out["cache"] = os.path.join(base_dir, out["cache"])
+        prices = out.get("prices")
+        if isinstance(prices, str):
+            prices = [prices]
+        if isinstance(prices, list):
+            out["prices"] = [
+                p if not isinstance(p, str) or os.path.isabs(p) else os.path.join(base_dir, p)
+                for p in prices
+            ]
+    return out
 
 
-def reply_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The settings that change the judge's replies (part of cache keys; no credentials)."""
-    from ragmeter.runner.config import redact
+def resolve_judge(block: Mapping[str, Any] | None, base_dir: str | None = None) -> JudgeSettings:
+    """The judge settings of a run (environment over the config's ``judge:`` block)."""
+    if importlib.util.find_spec("ragmeter.judge") is None:
+        return JudgeSettings(None, "the judge engine is not part of this build of ragmeter", {})
+    from ragmeter.judge.config import HINT, HINT_EXTRA, resolve_config
 
-    return redact({k: settings[k] for k in _REPLY_KEYS if k in settings})
+    config = resolve_config(block=_with_paths(block, base_dir))
+    reason = None
+    if not config.configured:
+        reason = HINT
+    elif not config.is_litellm and importlib.util.find_spec("openai") is None:
+        reason = HINT_EXTRA
+    return JudgeSettings(config, reason, config.public())

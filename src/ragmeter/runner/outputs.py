@@ -348,10 +348,55 @@ def read_traces(path: str | os.PathLike[str], gold: GoldSet) -> OutputFile:
     return out
 
 
-def read_run(path: str | os.PathLike[str], gold: GoldSet) -> OutputFile:
-    """Read a retrieval run (TREC or JSONL) with the retrieval engine's reader.
+def _run_format(path: str | os.PathLike[str]) -> str:
+    """``jsonl`` when the first non-blank character is ``{``, else ``trec``."""
+    with open_binary(path) as fh:
+        head = fh.read(4096)
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    return "jsonl" if head.lstrip()[:1] == b"{" else "trec"
 
-    Every query id must be a query of ``gold`` (a key of some sample's ``relevant_docs``, or a
-    qid); the records are the engine's run object under the key ``"run"``.
+
+def read_run(path: str | os.PathLike[str], gold: GoldSet) -> OutputFile:
+    """Read a retrieval run (TREC, or JSONL ``{qid, retrieved_ids, scores?}``) with the
+    retrieval engine's reader (``retrieval.md`` §4); every query id must be a gold query.
+
+    The engine's :class:`~ragmeter.io.trec.Run` is the record under the key ``"run"``.
     """
-    raise NotImplementedError("wired when the retrieval engine lands")  # pragma: no cover
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ragmeter.io.trec import read_run as engine_read_run
+
+    name = display_name(path)
+    fmt = _run_format(path)
+    run = engine_read_run(path, format=fmt)
+    qids = run.qid.combine_chunks()
+    if isinstance(qids.type, pa.DictionaryType):
+        uniques = qids.dictionary
+    else:
+        uniques = pc.unique(qids)
+    known = set(gold.query_owner) | set(gold.qa)
+    unknown = [
+        q for q in (u.decode("utf-8", "replace") for u in uniques.to_pylist()) if q not in known
+    ]
+    if unknown:
+        first = min(
+            unknown,
+            key=lambda q: pc.index(
+                pc.cast(qids, pa.binary()) if isinstance(qids.type, pa.DictionaryType) else qids,
+                q.encode(),
+            ).as_py(),
+        )
+        plain = pc.cast(qids, pa.binary()) if isinstance(qids.type, pa.DictionaryType) else qids
+        row = pc.index(plain, first.encode()).as_py()
+        line = run.origin.locate([row])[0].line
+        raise InputError(
+            f"query {first!r} matches no gold query (expected a qid of {gold.path}"
+            f"{'' if len(unknown) == 1 else f'; {len(unknown)} queries do not match'})",
+            path=name,
+            line=line,
+        )
+    out = OutputFile(name, run.sha256 or sha256_file(path))
+    out.records["run"] = run
+    return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,7 +27,7 @@ from ragmeter.result import Result
 from ragmeter.runner import outputs as out_io
 from ragmeter.runner.cache import DEFAULT_CACHE_DIR, TaskCache, input_hash
 from ragmeter.runner.config import RunConfig, load_config
-from ragmeter.runner.judge_settings import judge_reason, judge_settings, reply_settings
+from ragmeter.runner.judge_settings import resolve_judge
 from ragmeter.runner.outputs import OutputFile
 from ragmeter.runner.strata import stratify
 from ragmeter.runner.tasks import TaskContext, TaskSkipped, get_adapter
@@ -214,6 +214,60 @@ def _add_rule_metrics(cfg: RunConfig) -> None:
             cfg.metrics[task].append(hit)
 
 
+def aggregate_ci_settings(cfg: RunConfig) -> dict[str, Any] | None:
+    """How aggregates get their 95% CI: a seeded bootstrap of the per-sample values.
+
+    The method and resamples of ``compare.ci``/``compare.n_resamples`` when ``compare.ci`` is
+    set, else a percentile bootstrap with 1,000 resamples (cheap enough for every metric).
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("ragmeter.stats") is None:
+        return None
+    compare = cfg.model.compare
+    if compare is not None and compare.ci:
+        return {"method": compare.ci, "n_resamples": compare.n_resamples, "seed": compare.seed}
+    return {"method": "percentile", "n_resamples": 1000, "seed": compare.seed if compare else 42}
+
+
+def _own_stats(adapter: Any, metric: str, result: Result) -> Any:
+    """(per-unit statistics, aggregate) of a corpus-level metric of one Result, or None."""
+    suff = adapter.sufficient_stats(metric, result, result)
+    return None if suff is None else (suff[0], suff[2])
+
+
+def add_cis(result: Result, settings: Mapping[str, Any] | None, wanted: Sequence[str] = ()) -> None:
+    """Add a bootstrap CI to each asked-for sample-level aggregate that is the mean of its rows."""
+    if settings is None:
+        return
+    import dataclasses
+
+    from ragmeter import stats
+    from ragmeter.runner.strata import metric_level
+
+    present = set(result.metrics)
+    for name, agg in list(result.aggregates.items()):
+        if name not in wanted or agg.value is None or agg.ci_low is not None:
+            continue
+        if name not in present:
+            continue
+        if metric_level(result.task, name, True) != "sample":
+            continue
+        values = result.values(name)
+        if len(values) < 2:
+            continue
+        mean = sum(sorted(values.values())) / len(values)
+        if abs(mean - float(agg.value)) > 1e-9 * max(1.0, abs(mean)):
+            continue  # not the plain mean of its rows (e.g. folded statuses): no CI
+        ci = stats.bootstrap_ci(
+            values,
+            method=settings["method"],
+            n_resamples=settings["n_resamples"],
+            seed=settings["seed"],
+        )
+        result.aggregates[name] = dataclasses.replace(agg, ci_low=ci.low, ci_high=ci.high)
+
+
 def run_pipeline(
     cfg: RunConfig,
     *,
@@ -227,7 +281,7 @@ def run_pipeline(
 
     created = datetime.now(timezone.utc)
     evaluation_id = new_evaluation_id(created)
-    judge = judge_settings(cfg.model.judge, str(cfg.base_dir))
+    judge = resolve_judge(cfg.model.judge, str(cfg.base_dir))
     _add_rule_metrics(cfg)
     ds = cfg.model.dataset
     gold_all = load_gold(
@@ -250,6 +304,7 @@ def run_pipeline(
         for s in cfg.systems
     }
     cache = TaskCache(cache_dir)
+    ci_settings = aggregate_ci_settings(cfg)
     factors = list(cfg.model.stratify_by)
     progress = progress or _NullProgress()
     gold_key = {
@@ -297,7 +352,8 @@ def run_pipeline(
                     )
                     continue
                 outputs = {k: srun.outputs[k] for k in adapter.outputs if k in srun.outputs}
-                llm_reason = judge_reason(judge) if adapter.uses_llm(options, metrics) else None
+                uses_llm = adapter.uses_llm(options, metrics)
+                llm_reason = judge.reason if uses_llm else None
                 key = input_hash(
                     {
                         "adapter": f"{task}@{adapter.version}",
@@ -306,9 +362,8 @@ def run_pipeline(
                         "gold": gold_key,
                         "strata": factors,
                         "outputs": {k: f.sha256 for k, f in outputs.items()},
-                        "judge": reply_settings(judge)
-                        if llm_reason is None and adapter.uses_llm(options, metrics)
-                        else None,
+                        "judge": dict(judge.public) if uses_llm and llm_reason is None else None,
+                        "ci": ci_settings,
                     }
                 )
                 ctx = TaskContext(
@@ -330,17 +385,23 @@ def run_pipeline(
                     except TaskSkipped as exc:
                         srun.tasks[task] = TaskRun(system.name, task, "skipped", str(exc), **common)
                         continue
+                    add_cis(result, ci_settings, canonical)
                     if factors:
-                        result.strata = stratify(
-                            result,
-                            task_units,
-                            factors,
-                            unit_of=adapter.unit_of,
-                            evaluate_subset=lambda us, a=adapter, c=ctx, o=outputs: (
-                                a.evaluate_subset(c, o, us)
+                        result.strata = {
+                            **result.strata,
+                            **stratify(
+                                result,
+                                task_units,
+                                factors,
+                                unit_of=adapter.unit_of,
+                                corpus_stats=lambda m, a=adapter, r=result: _own_stats(a, m, r),
+                                evaluate_subset=lambda us, a=adapter, c=ctx, o=outputs: (
+                                    a.evaluate_subset(c, o, us)
+                                ),
+                                wanted=canonical,
                             ),
-                        )
-                    if llm_reason is None:
+                        }
+                    if llm_reason is None and adapter.cacheable(result):
                         cache.put(task, key, result)
                 else:
                     progress.advance(handle, len(task_units))

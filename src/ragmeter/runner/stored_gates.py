@@ -43,7 +43,10 @@ def _reasons(store: Store, run_id: str) -> dict[str, str]:
         if t is None:
             reasons[task] = f"task {task} was not configured in run {run_id}"
         elif t["status"] != "ok":
-            reasons[task] = f"task {task} skipped: {t['reason']}"
+            why = t["reason"] or "no result"
+            if len(why) > 60 and ": " in why:
+                why = why.split(": ", 1)[0]
+            reasons[task] = f"task {task} skipped: {why}"
     return reasons
 
 

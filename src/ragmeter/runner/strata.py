@@ -1,16 +1,18 @@
 """Per-stratum breakdowns: each metric's aggregate within each value of each strata factor.
 
 Units inherit the strata of their gold sample (a QA pair also offers its own ``answer_type``,
-``template_id`` and ``answerable`` as factors). For a sample-level metric the stratum value is the
-mean of the per-sample values in the stratum, over scored samples in sorted-id order, the same
-rule as the overall aggregate; a corpus-level metric (micro F1, grounded precision) is recomputed
-by the engine on the stratum's units.
+``template_id`` and ``answerable`` as factors). For a sample-level metric the stratum value is
+the mean of the per-sample values in the stratum, over scored samples in sorted-id order, the
+same rule as the overall aggregate. A corpus-level metric (micro F1, macro F1, NIL F1) is
+recomputed for the stratum: from the additive per-unit statistics its adapter provides when it
+can (summing is exact, and cheap), else by running the engine on the stratum's units.
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -21,9 +23,11 @@ from ragmeter.datasets.describe import MISSING
 from ragmeter.datasets.views import Unit
 from ragmeter.result import Aggregate, Result, ordered_mean
 
-__all__ = ["QA_FACTORS", "metric_level", "stratify", "unit_strata"]
+__all__ = ["QA_FACTORS", "metric_level", "strata_to_dict", "stratify", "unit_strata"]
 
 QA_FACTORS = ("answer_type", "template_id", "answerable")
+
+CorpusStats = Callable[[str], "tuple[Mapping[str, Any], Callable[[np.ndarray], Any]] | None"]
 
 
 def unit_strata(unit: Unit, factors: Sequence[str]) -> dict[str, str]:
@@ -59,63 +63,87 @@ def stratify(
     factors: Sequence[str],
     *,
     unit_of: Callable[[str], str] = lambda x: x,
+    corpus_stats: CorpusStats | None = None,
     evaluate_subset: Callable[[Sequence[Unit]], Result] | None = None,
+    wanted: Sequence[str] | None = None,
 ) -> dict[str, dict[str, dict[str, Aggregate]]]:
-    """Per-stratum aggregates ``{factor: {level: {metric: Aggregate}}}`` of one task's Result."""
+    """Per-stratum aggregates ``{factor: {level: {metric: Aggregate}}}`` of one task's Result.
+
+    Corpus-level metrics are broken down only when they are in ``wanted`` (the metrics asked
+    for): the others would cost an engine run per stratum for values nobody asked for.
+    """
     if not factors or not units:
         return {}
     by_unit = {u.id: unit_strata(u, factors) for u in units}
     table = result.samples
-    ids = table.column("id").to_pylist()
-    metrics = table.column("metric").to_pylist()
-    values = table.column("value").to_numpy(zero_copy_only=False)
-    statuses = table.column("status").to_pylist()
-    rows_by_metric: dict[str, list[int]] = defaultdict(list)
-    for i, m in enumerate(metrics):
-        rows_by_metric[m].append(i)
-    out: dict[str, dict[str, dict[str, Aggregate]]] = {}
+    metric_col = np.asarray(table.column("metric").to_pylist(), dtype=object)
+    ids_all = table.column("id").to_pylist()
+    values_all = table.column("value").to_numpy(zero_copy_only=False)
+    status_all = np.asarray(table.column("status").to_pylist(), dtype=object)
+    scored_all = np.isin(status_all, list(st.SCORED))
+    unit_ids = [unit_of(i) for i in ids_all]  # rows may be finer than units (steps)
+    metrics = list(dict.fromkeys(metric_col.tolist()))
     corpus = [
         m
         for m in result.aggregates
-        if metric_level(result.task, m, m in rows_by_metric) == "corpus"
+        if metric_level(result.task, m, m in metrics) == "corpus"
+        and (wanted is None or m in wanted)
     ]
+    stats_of = {m: corpus_stats(m) if corpus_stats is not None else None for m in corpus}
+    out: dict[str, dict[str, dict[str, Aggregate]]] = {}
     for factor in factors:
-        levels: dict[str, list[Unit]] = defaultdict(list)
-        for u in units:
-            levels[by_unit[u.id][factor]].append(u)
-        per_level: dict[str, dict[str, Aggregate]] = {lv: {} for lv in sorted(levels)}
-        for metric, rows in rows_by_metric.items():
+        level_of_unit = {u: s[factor] for u, s in by_unit.items()}
+        row_levels = np.asarray([level_of_unit.get(u) for u in unit_ids], dtype=object)
+        levels = sorted({s[factor] for s in by_unit.values()})
+        per_level: dict[str, dict[str, Aggregate]] = {lv: {} for lv in levels}
+        for metric in metrics:
             if metric in corpus:
                 continue
-            grouped: dict[str, list[tuple[str, int]]] = defaultdict(list)
-            for i in rows:
-                lvl = by_unit.get(unit_of(ids[i]), {}).get(factor)
-                if lvl is not None:
-                    grouped[lvl].append((ids[i], i))
-            for lv, picked in grouped.items():
-                picked.sort()
-                idx = np.array([i for _, i in picked], dtype=np.int64)
-                stats = [statuses[i] for i in idx]
-                scored = np.array([s in st.SCORED for s in stats], dtype=bool)
+            rows = np.flatnonzero(metric_col == metric)
+            keys = np.asarray([ids_all[i] for i in rows], dtype=object)
+            order = rows[np.argsort(keys, kind="stable")]
+            for lv in levels:
+                idx = order[row_levels[order] == lv]
+                if idx.size == 0:
+                    continue
+                scored = scored_all[idx]
+                counts = _status_counts(status_all[idx].tolist())
                 n = int(scored.sum())
-                counts = _status_counts(stats)
                 if n == 0:
                     per_level[lv][metric] = Aggregate(None, 0, counts, reason="no scored samples")
                 else:
-                    per_level[lv][metric] = Aggregate(ordered_mean(values[idx][scored]), n, counts)
-        if corpus and evaluate_subset is not None:
-            for lv, members in levels.items():
-                sub = evaluate_subset(members)
-                for metric in corpus:
-                    if metric in sub.aggregates:
-                        per_level[lv][metric] = sub.aggregates[metric]
+                    per_level[lv][metric] = Aggregate(
+                        ordered_mean(values_all[idx][scored]), n, counts
+                    )
+        subsets: dict[str, Result] = {}
+        for metric in corpus:
+            suff = stats_of[metric]
+            if suff is not None:
+                per_unit, aggregate = suff
+                keys = sorted(per_unit)
+                matrix = np.asarray([per_unit[k] for k in keys], dtype=np.float64)
+                where = np.asarray([level_of_unit.get(k) for k in keys], dtype=object)
+                for lv in levels:
+                    mask = where == lv
+                    n = int(mask.sum())
+                    if n == 0:
+                        continue
+                    value = float(np.asarray(aggregate(matrix[mask].sum(axis=0))))
+                    per_level[lv][metric] = Aggregate(value, n, {st.OK: n})
+                continue
+            if evaluate_subset is None:
+                continue
+            for lv in levels:
+                if lv not in subsets:
+                    members_u = [u for u in units if by_unit[u.id][factor] == lv]
+                    subsets[lv] = evaluate_subset(members_u)
+                if metric in subsets[lv].aggregates:
+                    per_level[lv][metric] = subsets[lv].aggregates[metric]
         out[factor] = {lv: aggs for lv, aggs in per_level.items() if aggs}
     return out
 
 
 def strata_to_dict(strata: Mapping[str, Mapping[str, Mapping[str, Aggregate]]]) -> dict[str, Any]:
-    from dataclasses import asdict
-
     return {
         f: {lv: {m: asdict(a) for m, a in aggs.items()} for lv, aggs in levels.items()}
         for f, levels in strata.items()

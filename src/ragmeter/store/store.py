@@ -72,6 +72,15 @@ def _naive_utc(ts: datetime | None) -> datetime | None:
     return ts
 
 
+def _fast_dumps(obj: Any) -> str:
+    """JSON of plain records (the common case) without the recursive conversion of
+    :func:`~ragmeter.io.jsonutil.dumps`, which is only used when something is not plain."""
+    try:
+        return json.dumps(obj, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        return dumps(obj)
+
+
 def _loads(text: str | None, default: Any = None) -> Any:
     return json.loads(text) if text else default
 
@@ -227,7 +236,14 @@ class Store:
             if t.records:
                 rows = sorted(
                     (
-                        (key, t.task, r.sample_id, r.gold_id, dumps(r.strata), dumps(r.record))
+                        (
+                            key,
+                            t.task,
+                            r.sample_id,
+                            r.gold_id,
+                            _fast_dumps(r.strata),
+                            _fast_dumps(r.record),
+                        )
                         for r in t.records
                     ),
                     key=lambda row: row[2],

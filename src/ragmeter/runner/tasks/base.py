@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ragmeter import registry
 from ragmeter.datasets.gold import GoldSet
@@ -32,7 +32,9 @@ class TaskOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    metrics: list[str] | None = None
+    metrics: list[str] | None = Field(
+        None, description="Metric names inside the task (default: the registry's default set)."
+    )
 
     def metric_names(self) -> list[str] | None:
         """The metric names asked for, as written (``None``: the registry's defaults)."""
@@ -58,7 +60,7 @@ class TaskContext:
     options: TaskOptions
     metrics: Sequence[ResolvedMetric]
     system: str
-    judge: Mapping[str, Any] | None = None
+    judge: Any = None  # ragmeter.runner.judge_settings.JudgeSettings
     base_dir: str = "."
     progress: Callable[[int], None] = field(default=lambda n: None)
 
@@ -84,7 +86,7 @@ class TaskAdapter:
     version: ClassVar[str] = "1"  # bump when the adapter's results change, to drop cached ones
 
     # -- availability ---------------------------------------------------------------------------
-    def unavailable(self, judge: Mapping[str, Any] | None) -> str | None:
+    def unavailable(self) -> str | None:
         """Why this task cannot run in this environment, or ``None``."""
         try:
             registry.get_task(self.name)
@@ -107,9 +109,33 @@ class TaskAdapter:
         return None
 
     # -- metrics --------------------------------------------------------------------------------
-    def default_metrics(self) -> list[str]:
-        """The registry's default metric set of this task."""
-        return [m.name for m in registry.get_task(self.name).metrics if m.default]
+    def default_metrics(self, options: TaskOptions | None = None) -> list[str]:
+        """The registry's default metric set of this task, parameterised families made concrete.
+
+        A default family named with a cut-off placeholder (``nDCG@k``, ``ranking.hits@k``) is
+        expanded with :meth:`cutoffs`.
+        """
+        out: list[str] = []
+        for m in registry.get_task(self.name).metrics:
+            if not m.default:
+                continue
+            concrete = [m.name.replace("@k", f"@{k}") for k in self.cutoffs(options)]
+            if "@k" in m.name and all(self._names(n, m) for n in concrete):
+                out.extend(concrete)
+            else:  # a literal name such as grounded's recall@k
+                out.append(m.name)
+        return out
+
+    def _names(self, name: str, family: Any) -> bool:
+        """True when ``name`` resolves to the metric ``family`` of this task."""
+        try:
+            return registry.resolve(name, task=self.name).definition is family
+        except registry.UnknownMetricError:
+            return False
+
+    def cutoffs(self, options: TaskOptions | None) -> list[int]:
+        """Cut-offs that make a default ``@k`` family concrete."""
+        return [10]
 
     def resolve(self, names: Sequence[str]) -> list[ResolvedMetric]:
         """Resolve metric names inside this task (raises UnknownMetricError/UsageError)."""
@@ -118,6 +144,17 @@ class TaskAdapter:
     def uses_llm(self, options: TaskOptions, metrics: Sequence[ResolvedMetric]) -> bool:
         """True when some asked-for metric needs the LLM judge (its cache key adds the judge)."""
         return any("llm" in m.definition.needs for m in metrics)
+
+    def sufficient_stats(
+        self, metric: str, run: Result, baseline: Result
+    ) -> tuple[dict[str, Any], dict[str, Any], Callable[[Any], Any]] | None:
+        """Additive per-unit statistics of a corpus-level metric for document resampling
+        (``stats.md`` §9): ``(stats of run, stats of baseline, aggregate)``, or ``None``."""
+        return None
+
+    def cacheable(self, result: Result) -> bool:
+        """Whether a finished Result may be re-used by the next run with the same inputs."""
+        return True
 
     def units(self, gold: GoldSet) -> list[Unit]:
         """The units this task scores in ``gold`` (:mod:`ragmeter.datasets.views`)."""

@@ -1,0 +1,1 @@
+"""Drop-in replacements for graphrag-eval's entry points (change one import)."""
