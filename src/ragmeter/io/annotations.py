@@ -1,0 +1,148 @@
+"""Shared pieces of the annotation loaders and writers (BRAT, CoNLL, heritage JSON).
+
+Every loader returns a :class:`~ragmeter.extraction.model.Corpus` and a :class:`LoadReport`
+(validation findings, relocations, conversions); every writer returns a
+:class:`ConversionReport` listing what the target format cannot hold. Conversions are never
+silent (extraction.md §2).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from ragmeter.errors import InputError
+
+__all__ = ["ConversionReport", "LoadReport", "OffsetConverter", "read_text_exact"]
+
+OffsetUnit = Literal["codepoint", "utf16", "utf8"]
+
+
+@dataclass
+class LoadReport:
+    """What a loader read, found and changed."""
+
+    path: str
+    format: str
+    n_documents: int = 0
+    n_spans: int = 0
+    validation: dict[str, Any] | None = None
+    conversions: list[dict[str, Any]] = field(default_factory=list)
+    notes: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "format": self.format,
+            "n_documents": self.n_documents,
+            "n_spans": self.n_spans,
+            "validation": self.validation,
+            "conversions": self.conversions,
+            "notes": self.notes,
+            "warnings": self.warnings,
+        }
+
+
+@dataclass
+class ConversionReport:
+    """What a writer wrote and everything the target format could not hold."""
+
+    path: str
+    format: str
+    n_documents: int = 0
+    n_spans: int = 0
+    lost: list[dict[str, Any]] = field(default_factory=list)
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def lossless(self) -> bool:
+        return not self.lost
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "format": self.format,
+            "n_documents": self.n_documents,
+            "n_spans": self.n_spans,
+            "lossless": self.lossless,
+            "lost": self.lost,
+            "notes": self.notes,
+        }
+
+
+def read_text_exact(path: str | os.PathLike[str]) -> str:
+    """A file's text as strict UTF-8, with no newline translation and no normalization
+    (offsets count code points of exactly these characters, §1.2)."""
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise InputError(f"cannot read ({exc.strerror or exc})", path=name) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(
+            f"not valid UTF-8 (byte 0x{data[exc.start]:02x}; expected UTF-8 text)",
+            path=name,
+            line=line,
+        ) from None
+
+
+class OffsetConverter:
+    """Converts offsets counted in ``unit`` into code points of ``text`` (§1.3).
+
+    >>> c = OffsetConverter("🏛 Rijksmuseum", "utf16")
+    >>> c(3)
+    2
+    >>> OffsetConverter("🏛 Rijksmuseum", "utf8")(5)
+    2
+    >>> OffsetConverter("🏛 Rijksmuseum", "utf8")(2)
+    Traceback (most recent call last):
+    ragmeter.errors.InputError: utf8 offset 2 falls inside a character (expected a character ...
+    """
+
+    def __init__(self, text: str, unit: OffsetUnit = "codepoint") -> None:
+        if unit not in ("codepoint", "utf16", "utf8"):
+            raise ValueError(f"offset_unit={unit!r} (expected 'codepoint', 'utf16' or 'utf8')")
+        self.unit = unit
+        self._fn: Callable[[int], int]
+        if unit == "codepoint" or text.isascii():
+            n = len(text)
+
+            def same(offset: int) -> int:
+                if not 0 <= offset <= n and unit != "codepoint":
+                    raise InputError(f"{unit} offset {offset} is outside the text (length {n})")
+                return offset
+
+            self._fn = same
+            return
+        if unit == "utf16":
+            widths = [2 if ord(ch) > 0xFFFF else 1 for ch in text]
+        else:
+            widths = [len(ch.encode("utf-8")) for ch in text]
+        bounds = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+
+        def convert(offset: int) -> int:
+            i = int(np.searchsorted(bounds, offset))
+            if i >= len(bounds) or bounds[i] != offset:
+                if offset > bounds[-1] or offset < 0:
+                    raise InputError(
+                        f"{unit} offset {offset} is outside the text (length {int(bounds[-1])})"
+                    )
+                raise InputError(
+                    f"{unit} offset {offset} falls inside a character (expected a character "
+                    "boundary)"
+                )
+            return i
+
+        self._fn = convert
+
+    def __call__(self, offset: int) -> int:
+        return self._fn(offset)

@@ -1,0 +1,676 @@
+"""The heritage JSON gold format and its related files (extraction.md §2.3).
+
+A gold file is a JSON array or JSONL of records ``{id, text, ner_annotations, type_classification,
+entity_linking, qa_pairs, ...}`` (the ragmeter gold format of runner.md §2 is the same shape).
+``ner_annotations`` become validated spans; ``entity_linking`` is attached to spans either by
+surface string (the heritage form, accepted only when exactly one annotation has that text,
+else :class:`AmbiguousLinkError`) or by offsets (the list form, with optional ``mention_id`` and
+``mention``). Other keys are kept in ``Document.meta``.
+
+Related files: the type-classification TSV (``text<TAB>gold_type<TAB>secondary_types``,
+optional ``id``; secondary types separated by ``|``) and the entity-linking JSON
+(``{mention, context, gold_wikidata, gold_viaf, gold_isil}`` records).
+
+>>> import json, pathlib, tempfile
+>>> rec = {"id": "eval_001", "text": "Het Rijksmuseum Amsterdam opende.",
+...        "ner_annotations": [{"text": "Rijksmuseum Amsterdam", "type": "GRP.HER.MUS",
+...                             "start": 4, "end": 25}],
+...        "entity_linking": {"Rijksmuseum Amsterdam": {"wikidata_id": "Q190804"}}}
+>>> p = pathlib.Path(tempfile.mkdtemp()) / "gold.jsonl"
+>>> _ = p.write_text(json.dumps(rec) + "\\n", encoding="utf-8")
+>>> corpus, report = load_heritage(p)
+>>> s = corpus.spans["eval_001"][0]
+>>> s.mention_id, sorted(s.kb_ids)
+('eval_001:4-25', ['Q190804'])
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ragmeter.errors import InputError
+from ragmeter.extraction.errors import AmbiguousLinkError, OffsetMismatchError, Problem
+from ragmeter.extraction.kbids import NIL_ID, canonical_kb_id, is_nil_id
+from ragmeter.extraction.model import Corpus, Document, Span
+from ragmeter.extraction.validation import validate
+from ragmeter.io.annotations import ConversionReport, LoadReport, OffsetConverter
+from ragmeter.io.files import atomic_write, open_text
+from ragmeter.io.records import read_records
+
+__all__ = [
+    "TypeRow",
+    "linking_gold",
+    "load_heritage",
+    "load_linking_json",
+    "load_type_tsv",
+    "type_labels",
+    "write_heritage",
+]
+
+_ID_KEYS = (("viaf_id", "viaf"), ("isil_code", "isil"), ("ghcid", "ghcid"))
+_KEYS_META = "heritage_keys"
+
+
+def _int(value: Any, what: str, path: str, line: int, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(
+            f"{what} is {value!r} (expected an integer offset)",
+            path=path,
+            line=line,
+            location=where,
+        )
+    return value
+
+
+def _link_info(
+    info: Any, *, nil_id: str, path: str, line: int, where: str
+) -> tuple[frozenset[str], bool, dict[str, str]]:
+    if not isinstance(info, Mapping):
+        raise InputError(
+            f"link is {info!r} (expected an object with wikidata_id, viaf_id, isil_code, ghcid)",
+            path=path,
+            line=line,
+            location=where,
+        )
+    wd = info.get("wikidata_id")
+    if wd is not None and not isinstance(wd, str):
+        raise InputError(
+            f"wikidata_id is {wd!r} (expected a string or null)",
+            path=path,
+            line=line,
+            location=where,
+        )
+    nil = is_nil_id(wd, nil_id=nil_id)
+    kb = frozenset() if nil else frozenset({canonical_kb_id(wd, nil_id=nil_id)})
+    ids: dict[str, str] = {}
+    for key, scheme in _ID_KEYS:
+        v = info.get(key)
+        if v is None or v == "":
+            continue
+        if not isinstance(v, str):
+            raise InputError(
+                f"{key} is {v!r} (expected a string or null)", path=path, line=line, location=where
+            )
+        ids[scheme] = v
+    return kb, nil, ids
+
+
+def _convert(offset: int, text: str, unit: str, path: str, line: int, where: str) -> int:
+    if unit == "codepoint":
+        return offset
+    try:
+        return OffsetConverter(text, unit)(offset)  # type: ignore[arg-type]
+    except InputError as exc:
+        raise InputError(exc.message, path=path, line=line, location=where) from None
+
+
+def _qualify(doc_id: str, mention_id: str) -> str:
+    return mention_id if mention_id.startswith(f"{doc_id}:") else f"{doc_id}:{mention_id}"
+
+
+def load_heritage(
+    path: str | os.PathLike[str],
+    *,
+    on_offset_mismatch: Literal["error", "skip", "relocate"] = "error",
+    vocabulary: Any = None,
+    role: Literal["gold", "pred"] = "gold",
+    nil_id: str = NIL_ID,
+    offset_unit: Literal["codepoint", "utf16", "utf8"] = "codepoint",
+) -> tuple[Corpus, LoadReport]:
+    """Load heritage / ragmeter gold records (see the module docstring).
+
+    ``offset_unit="utf16"`` or ``"utf8"`` converts offsets counted by other tools to code points
+    (§1.3).
+
+    Offsets are validated against ``text`` (the heritage sample entry has two wrong ones):
+    ``"error"`` lists every bad span with the text found at its offsets and, when the mention
+    occurs once, its correct offsets; ``"relocate"`` moves such spans and lists the moves.
+    A ``mention_id`` given in the list form is qualified with the record id
+    (``eval_001:m1``) unless it already starts with it, so ids are unique across records.
+    """
+    name = os.fspath(path)
+    records = read_records(name)
+    report = LoadReport(path=name, format="heritage")
+    documents: dict[str, Document] = {}
+    spans: dict[str, list[Span]] = {}
+    where: dict[tuple[str, int], tuple[str, int]] = {}
+    pending_links: dict[str, tuple[int, Any]] = {}
+    for line, rec in records:
+        rid = rec.get("id")
+        if isinstance(rid, bool) or not isinstance(rid, (str, int)) or rid == "":
+            raise InputError(
+                "record has no 'id' (expected a string or integer)", path=name, line=line
+            )
+        doc_id = str(rid)
+        loc = f"record '{doc_id}'"
+        if doc_id in documents:
+            raise InputError(
+                f"record id '{doc_id}' appears twice (expected unique ids)", path=name, line=line
+            )
+        text = rec.get("text")
+        if not isinstance(text, str):
+            raise InputError(
+                "'text' is missing or not a string", path=name, line=line, location=loc
+            )
+        meta = {
+            k: v
+            for k, v in rec.items()
+            if k not in ("id", "text", "ner_annotations", "entity_linking")
+        }
+        tc = meta.get("type_classification")
+        if tc is not None and (
+            not isinstance(tc, Mapping) or not isinstance(tc.get("primary_type"), str)
+        ):
+            raise InputError(
+                "type_classification has no 'primary_type' string (expected {primary_type, "
+                "secondary_types, rationale})",
+                path=name,
+                line=line,
+                location=loc,
+            )
+        meta[_KEYS_META] = list(rec)
+        anns = rec.get("ner_annotations")
+        anns = [] if anns is None else anns
+        if not isinstance(anns, list):
+            raise InputError("ner_annotations is not a list", path=name, line=line, location=loc)
+        doc_spans = []
+        for j, a in enumerate(anns):
+            w = f"{loc}: ner_annotations[{j}]"
+            if not isinstance(a, Mapping):
+                raise InputError(
+                    f"{a!r} is not an object {{text, type, start, end}}",
+                    path=name,
+                    line=line,
+                    location=w,
+                )
+            label = a.get("type", a.get("label"))
+            if not isinstance(label, str) or not label:
+                raise InputError(
+                    f"type is {label!r} (expected a non-empty string)",
+                    path=name,
+                    line=line,
+                    location=w,
+                )
+            surface = a.get("text")
+            if surface is not None and not isinstance(surface, str):
+                raise InputError(
+                    f"text is {surface!r} (expected a string)", path=name, line=line, location=w
+                )
+            s = _convert(
+                _int(a.get("start"), "start", name, line, w), text, offset_unit, name, line, w
+            )
+            e = _convert(_int(a.get("end"), "end", name, line, w), text, offset_unit, name, line, w)
+            where[(doc_id, len(doc_spans))] = (name, line)
+            doc_spans.append(Span(doc_id, s, e, label, text=surface))
+        documents[doc_id] = Document(doc_id, text, meta)
+        spans[doc_id] = doc_spans
+        if rec.get("entity_linking") is not None:
+            pending_links[doc_id] = (line, rec["entity_linking"])
+    if not documents:
+        raise InputError("no records (expected at least one)", path=name)
+    val = validate(
+        Corpus(documents, spans),
+        vocabulary=vocabulary,
+        on_offset_mismatch=on_offset_mismatch,
+        role=role,
+        duplicates="keep" if role == "pred" else None,
+        locate=lambda d, i: where.get((d, i), (None, None)),
+    )
+    corpus = val.corpus
+    report.validation = val.to_dict()
+    report.warnings.extend(val.warnings)
+    n_links = n_nil = 0
+    for doc_id, (line, links) in pending_links.items():
+        doc = corpus.documents[doc_id]
+        text = doc.text
+        doc_spans = corpus.spans[doc_id]
+        loc = f"record '{doc_id}'"
+        normalized: list[dict[str, Any]] = []
+        if isinstance(links, Mapping):
+            form = "surface"
+            for surface, info in links.items():
+                hits = [
+                    i
+                    for i, s in enumerate(doc_spans)
+                    if (s.text or text[s.start : s.end]) == surface
+                ]
+                if len(hits) != 1:
+                    raise AmbiguousLinkError(
+                        f"entity_linking key {surface!r} matches {len(hits)} annotations "
+                        "(expected exactly one; use the list form with start/end)",
+                        path=name,
+                        line=line,
+                        location=loc,
+                    )
+                kb, nil, ids = _link_info(info, nil_id=nil_id, path=name, line=line, where=loc)
+                s = doc_spans[hits[0]]
+                normalized.append(
+                    {
+                        "mention_id": s.mention_id,
+                        "start": s.start,
+                        "end": s.end,
+                        "mention": surface,
+                        "kb_ids": sorted(kb),
+                        "nil": nil,
+                        "identifiers": ids,
+                    }
+                )
+                doc_spans[hits[0]] = s.replace(kb_ids=kb, nil=nil, identifiers=ids)
+        elif isinstance(links, list):
+            form = "list"
+            for j, info in enumerate(links):
+                w = f"{loc}: entity_linking[{j}]"
+                if not isinstance(info, Mapping):
+                    raise InputError(f"{info!r} is not an object", path=name, line=line, location=w)
+                s0 = _int(info.get("start"), "start", name, line, w)
+                e0 = _int(info.get("end"), "end", name, line, w)
+                s0 = _convert(s0, text, offset_unit, name, line, w)
+                e0 = _convert(e0, text, offset_unit, name, line, w)
+                mention = info.get("mention")
+                if mention is not None and not isinstance(mention, str):
+                    raise InputError(
+                        f"mention is {mention!r} (expected a string)",
+                        path=name,
+                        line=line,
+                        location=w,
+                    )
+                if not 0 <= s0 < e0 <= len(text):
+                    raise InputError(
+                        f"link {s0}-{e0} is outside the text (expected 0 <= start < end "
+                        f"<= {len(text)})",
+                        path=name,
+                        line=line,
+                        location=w,
+                    )
+                if mention is not None and text[s0:e0] != mention:
+                    occ = [i for i in range(len(text)) if text.startswith(mention, i)][:2]
+                    if on_offset_mismatch == "relocate" and len(occ) == 1:
+                        report.conversions.append(
+                            {
+                                "kind": "relocated_link",
+                                "doc_id": doc_id,
+                                "mention": mention,
+                                "from": [s0, e0],
+                                "to": [occ[0], occ[0] + len(mention)],
+                            }
+                        )
+                        s0, e0 = occ[0], occ[0] + len(mention)
+                    elif on_offset_mismatch == "skip":
+                        report.conversions.append(
+                            {
+                                "kind": "skipped_link",
+                                "doc_id": doc_id,
+                                "mention": mention,
+                                "at": [s0, e0],
+                            }
+                        )
+                        continue
+                    else:
+                        hint = (
+                            f"it occurs once, at {occ[0]}-{occ[0] + len(mention)}"
+                            if len(occ) == 1
+                            else "it does not occur"
+                            if not occ
+                            else "it occurs more than once"
+                        )
+                        raise OffsetMismatchError(
+                            [
+                                Problem(
+                                    f"link {s0}-{e0} reads {text[s0:e0]!r}, not {mention!r} "
+                                    f"(expected text[start:end] == mention; {hint})",
+                                    name,
+                                    line,
+                                    w,
+                                )
+                            ]
+                        )
+                kb, nil, ids = _link_info(info, nil_id=nil_id, path=name, line=line, where=w)
+                given = info.get("mention_id")
+                if given is not None and (not isinstance(given, str) or not given):
+                    raise InputError(
+                        f"mention_id is {given!r} (expected a string)",
+                        path=name,
+                        line=line,
+                        location=w,
+                    )
+                mid = _qualify(doc_id, given) if given else f"{doc_id}:{s0}-{e0}"
+                normalized.append(
+                    {
+                        "mention_id": mid,
+                        "start": s0,
+                        "end": e0,
+                        "mention": text[s0:e0],
+                        "kb_ids": sorted(kb),
+                        "nil": nil,
+                        "identifiers": ids,
+                    }
+                )
+                for i, s in enumerate(doc_spans):
+                    if s.start == s0 and s.end == e0:
+                        doc_spans[i] = s.replace(
+                            kb_ids=kb, nil=nil, identifiers=ids, mention_id=mid
+                        )
+        else:
+            raise InputError(
+                "entity_linking is neither an object keyed by surface nor a list",
+                path=name,
+                line=line,
+                location=loc,
+            )
+        seen = set()
+        for n in normalized:
+            if n["mention_id"] in seen:
+                raise AmbiguousLinkError(
+                    f"two links for mention '{n['mention_id']}' (expected one per mention)",
+                    path=name,
+                    line=line,
+                    location=loc,
+                )
+            seen.add(n["mention_id"])
+        n_links += len(normalized)
+        n_nil += sum(1 for n in normalized if n["nil"])
+        doc.meta["entity_linking"] = normalized
+        doc.meta["entity_linking_form"] = form
+    report.n_documents = len(corpus)
+    report.n_spans = corpus.n_spans
+    report.notes = {
+        "n_links": n_links,
+        "n_nil_links": n_nil,
+        "nil_ratio": n_nil / n_links if n_links else None,
+    }
+    return corpus, report
+
+
+def type_labels(corpus: Corpus, *, secondary: bool = False) -> dict[str, Any]:
+    """``doc_id -> primary_type`` (or, with ``secondary=True``, ``-> {primary} ∪ secondary``)
+    of the records that have a ``type_classification``: the gold of the classification task."""
+    out: dict[str, Any] = {}
+    for doc_id in corpus.doc_ids:
+        doc = corpus.documents.get(doc_id)
+        tc = doc.meta.get("type_classification") if doc is not None else None
+        if not tc:
+            continue
+        primary = tc["primary_type"]
+        if secondary:
+            out[doc_id] = {primary, *(tc.get("secondary_types") or [])}
+        else:
+            out[doc_id] = primary
+    return out
+
+
+def linking_gold(corpus: Corpus) -> dict[str, frozenset[str]]:
+    """``mention_id -> acceptable KB ids`` (empty = NIL) from a loaded heritage corpus."""
+    out: dict[str, frozenset[str]] = {}
+    for doc_id in corpus.doc_ids:
+        doc = corpus.documents.get(doc_id)
+        links = doc.meta.get("entity_linking") if doc is not None else None
+        if links is None:
+            continue
+        for link in links:
+            out[link["mention_id"]] = frozenset(link["kb_ids"])
+    return out
+
+
+def _link_object(
+    kb_ids: Any, nil: bool, identifiers: Mapping[str, str]
+) -> tuple[dict[str, Any], bool]:
+    kb = sorted(kb_ids)
+    out = {"wikidata_id": None if nil or not kb else kb[0]}
+    for key, scheme in _ID_KEYS:
+        out[key] = identifiers.get(scheme)
+    return out, len(kb) > 1
+
+
+def write_heritage(
+    corpus: Corpus, path: str | os.PathLike[str], *, jsonl: bool | None = None
+) -> ConversionReport:
+    """Write heritage records (JSONL for ``.jsonl``, else a JSON array with two-space indent).
+
+    ``entity_linking`` is written keyed by surface when every linked surface is unique among
+    the record's annotations, and as the list form otherwise (recorded in the report).
+    """
+    name = os.fspath(path)
+    as_jsonl = name.endswith(".jsonl") if jsonl is None else jsonl
+    report = ConversionReport(path=name, format="heritage")
+    records = []
+    for doc_id in corpus.doc_ids:
+        doc = corpus.documents.get(doc_id)
+        if doc is None:
+            raise InputError("spans for a document without text", location=f"document '{doc_id}'")
+        spans = sorted(corpus.spans.get(doc_id, []), key=lambda s: (s.start, s.end, s.label))
+        anns = []
+        for s in spans:
+            if s.fragments:
+                report.lost.append(
+                    {
+                        "doc_id": doc_id,
+                        "span": [s.start, s.end],
+                        "reason": "discontinuous (written as one span)",
+                    }
+                )
+            anns.append(
+                {
+                    "text": s.surface(doc.text) if not s.fragments else doc.text[s.start : s.end],
+                    "type": s.label,
+                    "start": s.start,
+                    "end": s.end,
+                }
+            )
+        links: list[dict[str, Any]] = []
+        meta_links = doc.meta.get("entity_linking")
+        if meta_links is not None:
+            for link in meta_links:
+                links.append(dict(link))
+        else:
+            for s in spans:
+                if s.kb_ids or s.nil or s.identifiers:
+                    links.append(
+                        {
+                            "mention_id": s.mention_id,
+                            "start": s.start,
+                            "end": s.end,
+                            "mention": doc.text[s.start : s.end],
+                            "kb_ids": sorted(s.kb_ids),
+                            "nil": s.nil,
+                            "identifiers": dict(s.identifiers),
+                        }
+                    )
+        surfaces = [a["text"] for a in anns]
+        by_span = {(a["start"], a["end"]) for a in anns}
+        unique = all(
+            surfaces.count(link["mention"]) == 1
+            and (link["start"], link["end"]) in by_span
+            and link["mention_id"] == f"{doc_id}:{link['start']}-{link['end']}"
+            for link in links
+        )
+        el: Any = None
+        if links:
+            if unique:
+                el = {}
+                for link in links:
+                    obj, multi = _link_object(link["kb_ids"], link["nil"], link["identifiers"])
+                    if multi:
+                        report.lost.append(
+                            {
+                                "doc_id": doc_id,
+                                "mention_id": link["mention_id"],
+                                "reason": "several KB ids (the format holds one)",
+                            }
+                        )
+                    el[link["mention"]] = obj
+            else:
+                el = []
+                report.notes.setdefault("list_form", []).append(doc_id)
+                for link in links:
+                    obj, multi = _link_object(link["kb_ids"], link["nil"], link["identifiers"])
+                    if multi:
+                        report.lost.append(
+                            {
+                                "doc_id": doc_id,
+                                "mention_id": link["mention_id"],
+                                "reason": "several KB ids (the format holds one)",
+                            }
+                        )
+                    mid = link["mention_id"]
+                    short = mid[len(doc_id) + 1 :] if mid.startswith(f"{doc_id}:") else mid
+                    el.append(
+                        {
+                            "mention_id": short,
+                            "mention": link["mention"],
+                            "start": link["start"],
+                            "end": link["end"],
+                            **obj,
+                        }
+                    )
+        order = doc.meta.get(_KEYS_META) or ["id", "text", "ner_annotations", "entity_linking"]
+        rec: dict[str, Any] = {}
+        extra = {
+            k: v
+            for k, v in doc.meta.items()
+            if k not in (_KEYS_META, "entity_linking", "entity_linking_form")
+        }
+        values = {"id": doc_id, "text": doc.text, "ner_annotations": anns, **extra}
+        if el is not None:
+            values["entity_linking"] = el
+        for key in [*order, "ner_annotations", *values]:
+            if key in values and key not in rec:
+                rec[key] = values[key]
+        records.append(rec)
+        report.n_documents += 1
+        report.n_spans += len(spans)
+    with atomic_write(name, "wb") as fh:
+        if as_jsonl:
+            fh.write(
+                "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
+            )
+        else:
+            fh.write((json.dumps(records, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+    return report
+
+
+@dataclass
+class TypeRow:
+    """One row of the heritage type-classification TSV."""
+
+    id: str
+    text: str
+    primary: str
+    secondary: list[str] = field(default_factory=list)
+    line: int = 0
+
+
+def load_type_tsv(path: str | os.PathLike[str], *, secondary_sep: str = "|") -> list[TypeRow]:
+    """Read the heritage type-classification TSV (header ``text<TAB>gold_type<TAB>
+    secondary_types``, optional ``id`` column; without it the id is the 1-based row number)."""
+    name = os.fspath(path)
+    rows: list[TypeRow] = []
+    with open_text(name) as fh:
+        lines = fh.read().split("\n")
+    header: list[str] | None = None
+    seen: dict[str, int] = {}
+    n = 0
+    for line_no, raw in enumerate(lines, start=1):
+        line = raw.rstrip("\r")
+        if not line.strip():
+            continue
+        cols = line.split("\t")
+        if header is None:
+            header = [c.strip() for c in cols]
+            need = {"text", "gold_type"}
+            if not need <= set(header):
+                raise InputError(
+                    f"header {line!r} (expected text<TAB>gold_type<TAB>secondary_types, "
+                    "optional id)",
+                    path=name,
+                    line=line_no,
+                )
+            continue
+        if len(cols) != len(header):
+            raise InputError(
+                f"{len(cols)} column(s) (expected {len(header)}: {', '.join(header)})",
+                path=name,
+                line=line_no,
+            )
+        row = dict(zip(header, cols, strict=True))
+        n += 1
+        rid = row["id"].strip() if "id" in row else str(n)
+        if not rid:
+            raise InputError("empty id", path=name, line=line_no)
+        if rid in seen:
+            raise InputError(
+                f"id '{rid}' appears twice (first on line {seen[rid]})", path=name, line=line_no
+            )
+        seen[rid] = line_no
+        primary = row["gold_type"].strip()
+        if not primary:
+            raise InputError("empty gold_type (expected a label)", path=name, line=line_no)
+        sec_raw = row.get("secondary_types", "").strip()
+        secondary = (
+            [s.strip() for s in sec_raw.split(secondary_sep) if s.strip()] if sec_raw else []
+        )
+        rows.append(TypeRow(rid, row["text"], primary, secondary, line_no))
+    if header is None:
+        raise InputError("empty file (expected a header and rows)", path=name)
+    if not rows:
+        raise InputError("no rows after the header", path=name)
+    return rows
+
+
+def load_linking_json(
+    path: str | os.PathLike[str], *, nil_id: str = NIL_ID
+) -> tuple[list[dict[str, Any]], LoadReport]:
+    """Read heritage entity-linking records ``{mention, context, gold_wikidata, gold_viaf,
+    gold_isil}`` (optional ``id``): one gold mention each, ``mention_id`` = ``id`` or
+    ``m<row>``; NIL when ``gold_wikidata`` is empty, null or ``NIL``. The report gives the NIL
+    ratio (the heritage schema targets 0.15)."""
+    name = os.fspath(path)
+    out = []
+    seen: dict[str, int] = {}
+    for row, (line, rec) in enumerate(read_records(name), start=1):
+        mention = rec.get("mention")
+        if not isinstance(mention, str):
+            raise InputError("'mention' is missing or not a string", path=name, line=line)
+        rid = rec.get("id")
+        mid = str(rid) if rid is not None else f"m{row}"
+        if mid in seen:
+            raise InputError(
+                f"mention id '{mid}' appears twice (first on line {seen[mid]})",
+                path=name,
+                line=line,
+            )
+        seen[mid] = line
+        wd = rec.get("gold_wikidata")
+        if wd is not None and not isinstance(wd, str):
+            raise InputError(
+                f"gold_wikidata is {wd!r} (expected a string or null)", path=name, line=line
+            )
+        nil = is_nil_id(wd, nil_id=nil_id)
+        ids = {}
+        for key, scheme in (("gold_viaf", "viaf"), ("gold_isil", "isil")):
+            v = rec.get(key)
+            if isinstance(v, str) and v:
+                ids[scheme] = v
+        out.append(
+            {
+                "mention_id": mid,
+                "mention": mention,
+                "context": rec.get("context"),
+                "kb_ids": [] if nil else [canonical_kb_id(wd, nil_id=nil_id)],
+                "nil": nil,
+                "identifiers": ids,
+                "line": line,
+            }
+        )
+    report = LoadReport(path=name, format="heritage-linking")
+    n_nil = sum(1 for r in out if r["nil"])
+    report.n_spans = len(out)
+    report.notes = {
+        "nil_ratio": n_nil / len(out) if out else None,
+        "n_nil": n_nil,
+        "target_nil_ratio": 0.15,
+    }
+    return out, report
