@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["build_report", "render_report", "write_report"]
+__all__ = ["build_report", "render_report", "write_evaluation_report", "write_report"]
 
 
 def _open(store: Any) -> tuple[Any, bool]:
@@ -71,3 +71,29 @@ def write_report(
     with atomic_write(path) as fh:
         fh.write(html)
     return path
+
+
+def write_evaluation_report(
+    result: Any, output: str | os.PathLike[str] | None = None, **options: Any
+) -> Path:
+    """The report of an :class:`~ragmeter.runner.evaluation.EvaluationResult` (``ragmeter run
+    --report``): read back from the store it was saved to, or, when it was not stored
+    (``--no-store``), from a throwaway store holding just its runs. ``output`` defaults to
+    ``report.html`` in the results folder (else the working directory)."""
+    import tempfile
+
+    from ragmeter.store import Store
+
+    saved = getattr(result, "saved", None) or {}
+    if output is None:
+        folder = saved.get("results_dir")
+        output = Path(folder) / "report.html" if folder else Path("report.html")
+    run_ids = list(result.run_ids.values())
+    if saved.get("store"):
+        return write_report(saved["store"], run_ids, output, **options)
+    with (
+        tempfile.TemporaryDirectory(prefix="ragmeter-report-") as tmp,
+        Store(Path(tmp) / "report.db") as store,
+    ):
+        store.write(result.run_records())
+        return write_report(store, run_ids, output, **options)
