@@ -614,6 +614,10 @@ def main(argv: list[str] | None = None) -> int:
         quote(meta["sample"], safe=""),
     )
     small = store.list_runs(project=PROJECTS[0], limit=1)[0]["id"]
+    # two runs of different evaluations: no stored comparison, so the page tests them itself
+    small_pair = ",".join(
+        quote(r["id"], safe="") for r in store.list_runs(project=PROJECTS[0], limit=4)[::3]
+    )
     pages = [
         ("runs list", "/"),
         ("runs list, page 10, filtered", f"/?project={PROJECTS[1]}&tag=nightly&page=10"),
@@ -631,6 +635,7 @@ def main(argv: list[str] | None = None) -> int:
         ("sample", f"/runs/{run}/samples/{sample}"),
         ("compare (2 × 100k, stored tests)", f"/compare?runs={base},{run}"),
         ("compare (2 × 100k, reversed)", f"/compare?runs={run},{base}"),
+        ("compare (2 small runs, ad-hoc tests)", f"/compare?runs={small_pair}"),
         ("trends", f"/trends?project={PROJECTS[0]}&metric=retrieval.nDCG@10"),
         ("trends as JSON", f"/trends.json?project={BIG_PROJECT}&metric=answers.f1"),
         ("static chart library", "/static/vendor/uplot/uPlot.iife.min.js"),

@@ -57,6 +57,14 @@ class SystemSpec:
     judge_ok: bool = True
 
 
+THREE = [
+    SystemSpec("bm25-v3", "3.1.0", 0.50, ("nightly",)),
+    SystemSpec("hybrid-v1", "1.4.2", 0.66, ("nightly", "candidate")),
+    SystemSpec("dense-e5", None, 0.60, (), judge_ok=False),
+]
+"""A baseline, a better candidate, and a system whose judge task was skipped."""
+
+
 @dataclass
 class Evaluation:
     """What was written, for assertions."""
@@ -468,7 +476,9 @@ def write_evaluation(
             )
         task_records.append(
             TaskRecord(
-                "steps", "skipped", reason="bm25 has no traces output (systems[].outputs.traces)"
+                "steps",
+                "skipped",
+                reason=f"{sys.name} has no traces output (systems[].outputs.traces)",
             )
         )
         records_out.append(

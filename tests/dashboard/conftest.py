@@ -9,14 +9,8 @@ from pathlib import Path
 import pytest
 
 from ragmeter.store import Store, open_store
-from tests.dashboard.builders import Evaluation, SystemSpec, write_evaluation, write_history
+from tests.dashboard.builders import THREE, Evaluation, write_evaluation, write_history
 from tests.runner.conftest import pg_cluster, pg_url  # noqa: F401  (PostgreSQL fixtures)
-
-THREE = [
-    SystemSpec("bm25-v3", "3.1.0", 0.50, ("nightly",)),
-    SystemSpec("hybrid-v1", "1.4.2", 0.66, ("nightly", "candidate")),
-    SystemSpec("dense-e5", None, 0.60, (), judge_ok=False),
-]
 
 
 @dataclass

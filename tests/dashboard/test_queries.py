@@ -150,6 +150,10 @@ def test_sample_page_search_and_status(store):
         assert total == 1 and rows[0]["sample_id"] == ids[3]
         rows, total = queries.sample_page(conn, key, "retrieval", "nDCG@10", search="plain reason")
         assert total == sum(d.startswith("plain reason") for d in details)
+        assert (
+            queries.sample_page(conn, key, "retrieval", "nDCG@10", search="PLAIN Reason")[1]
+            == total
+        )
         assert queries.sample_page(conn, key, "retrieval", "nDCG@10", search=ids[20])[1] == 1
         # the record's question is searched only when asked
         q = f"question about {ids[20]}"

@@ -355,3 +355,37 @@ def test_pages_are_pure_functions_of_the_store(project):
     pages.run_page(project.store, project.evaluation.run_ids[1], {}, cache=cache)
     assert len(cache.entries) == 1
     assert np.isfinite(first["errors"]["confusion"][0]["total"])
+
+
+def test_trends_resolve_aliases_through_the_registry(tmp_path):
+    """A metric named by an alias finds the values stored under the canonical name."""
+    from datetime import datetime, timedelta
+
+    from ragmeter.result import Result
+    from ragmeter.store import RunRecord, TaskRecord, open_store
+    from tests.runner import toy
+
+    toy.install()
+    try:
+        with open_store(tmp_path / "s.db") as store:
+            for week, value in enumerate((3.0, 2.0)):
+                res = Result.from_columns("toy", ["a", "b"], {"length": [value, value + 1]})
+                store.write(
+                    [
+                        RunRecord(
+                            id=f"r{week}",
+                            evaluation_id=f"e{week}",
+                            project="p",
+                            system="s",
+                            system_version=f"v{week}",
+                            created_at=datetime(2025, 1, 1) + timedelta(days=7 * week),
+                            config_hash="c",
+                            tasks=[TaskRecord("toy", "ok", metrics=["length"], result=res)],
+                        )
+                    ]
+                )
+            data = pages.trends_page(store, {"project": "p", "metric": "toy.len"})
+    finally:
+        toy.uninstall()
+    assert data["metric"] == "toy.length"
+    assert [(p["value"], p["system_version"]) for p in data["points"]] == [(3.5, "v0"), (2.5, "v1")]

@@ -241,7 +241,7 @@ def sample_page(
 
     Sorting by sample id walks the primary key; by value, ``ix_samples_value`` (scored rows
     first in value order, then the unscored ones by id, in both directions). Search looks for
-    the text in the sample id and the detail (reason, explanation), and with
+    the text (case-insensitive) in the sample id and the detail (reason, explanation), and with
     ``search_records`` also in the unit's record (question, gold, answer), which reads every
     record of the task.
     """
@@ -254,10 +254,14 @@ def sample_page(
     source: Any = s
     if search:
         pattern = _like(search)
-        found = [
-            s.c.sample_id.like(pattern, escape="\\"),
-            s.c.detail.like(pattern, escape="\\"),
-        ]
+        # case-insensitive on both backends: SQLite's LIKE already is (for ASCII letters);
+        # PostgreSQL needs ILIKE
+        pg = conn.dialect.name == "postgresql"
+
+        def match(col: Any) -> Any:
+            return col.ilike(pattern, escape="\\") if pg else col.like(pattern, escape="\\")
+
+        found = [match(s.c.sample_id), match(s.c.detail)]
         if search_records:
             source = s.outerjoin(
                 rec,
@@ -267,7 +271,7 @@ def sample_page(
                     rec.c.sample_id == s.c.sample_id,
                 ),
             )
-            found.append(rec.c.record.like(pattern, escape="\\"))
+            found.append(match(rec.c.record))
         where.append(or_(*found))
     cols = (s.c.sample_id, s.c.value, s.c.status, s.c.detail)
     total = int(conn.execute(select(func.count()).select_from(source).where(*where)).scalar_one())

@@ -21,7 +21,7 @@ from ragmeter._version import __version__
 from ragmeter.report import analysis, queries
 from ragmeter.store import Store
 
-__all__ = ["build_report", "metric_info", "parse_detail"]
+__all__ = ["build_report", "metric_info", "parse_detail", "task_order_key"]
 
 MISSING_LEVEL = "__missing__"
 
@@ -36,6 +36,14 @@ def _registry_info(task: str, metric: str) -> tuple[str, str, str, float | None,
         return ("higher", "", "sample", None, None)
     lo, hi = d.range
     return (d.direction, d.summary, d.level, lo, hi)
+
+
+def task_order_key(task: str) -> tuple[int, str]:
+    """Sort key of task names: the registry's runner order, then any other task by name."""
+    from ragmeter.registry import TASK_PROVIDERS
+
+    names = list(TASK_PROVIDERS)
+    return (names.index(task) if task in names else len(names), task)
 
 
 def metric_info(task: str, metric: str) -> dict[str, Any]:
@@ -296,11 +304,9 @@ def _task_order(
     metric_rows: Mapping[str, Sequence[Mapping[str, Any]]],
     run_ids: Sequence[str],
 ) -> list[str]:
-    from ragmeter.store.store import _task_order as order_key
-
     names = {t for rid in run_ids for t in tasks_by_run[rid]}
     names |= {m["task"] for rid in run_ids for m in metric_rows[rid]}
-    return sorted(names, key=order_key())
+    return sorted(names, key=task_order_key)
 
 
 def _asked(

@@ -18,9 +18,15 @@ from typing import Any
 
 from ragmeter.errors import UsageError
 from ragmeter.report import analysis, queries
-from ragmeter.report.view import build_report, metric_info, parse_detail, record_summary
+from ragmeter.report.view import (
+    build_report,
+    metric_info,
+    parse_detail,
+    record_summary,
+    task_order_key,
+)
 from ragmeter.store import Store
-from ragmeter.store.store import _run_dict
+from ragmeter.store.store import RUN_FIELDS, iso
 
 __all__ = ["compare_page", "run_page", "runs_page", "sample_page", "trends_page"]
 
@@ -75,6 +81,18 @@ def _pager(page: int, per_page: int, total: int) -> dict[str, Any]:
     }
 
 
+def _run_fields(row: Any) -> dict[str, Any]:
+    """A ``runs`` row as ``Store.list_runs`` returns it."""
+    import json
+
+    out = {name: getattr(row, name) for name in RUN_FIELDS}
+    out["created_at"] = iso(row.created_at)
+    out["finished_at"] = iso(row.finished_at)
+    out["tags"] = json.loads(row.tags) if row.tags else []
+    out["is_baseline"] = bool(row.is_baseline)
+    return out
+
+
 def _must_exist(store: Store, run_id: str) -> None:
     with store.engine.connect() as conn:
         queries.run_key(conn, run_id, store.url)
@@ -105,11 +123,8 @@ def runs_page(store: Store, params: Mapping[str, str]) -> dict[str, Any]:
             for pair in firsts.get(key, []):
                 if pair not in headline:
                     headline.append(pair)
-        from ragmeter.store.store import _task_order
-
-        order_key = _task_order()
         first_seen = {pair: i for i, pair in enumerate(headline)}
-        headline = sorted(headline, key=lambda p: (order_key(p[0]), first_seen[p]))
+        headline = sorted(headline, key=lambda p: (task_order_key(p[0]), first_seen[p]))
         headline = headline[:HEADLINE_COLUMNS]
         values = queries.headline_rows(conn, keys, headline)
         options = {
@@ -119,7 +134,7 @@ def runs_page(store: Store, params: Mapping[str, str]) -> dict[str, Any]:
         }
     runs = []
     for r in rows:
-        d = _run_dict(r)
+        d = _run_fields(r)
         d["headline"] = [values.get(r.key, {}).get(pair) for pair in headline]
         runs.append(d)
     return {
@@ -268,8 +283,6 @@ def sample_page(store: Store, run_id: str, sample_id: str) -> dict[str, Any]:
                 **parse_detail(v["detail"]),
             }
         )
-    from ragmeter.store.store import _task_order
-
     asked = {t["task"]: t["metrics"] for t in store.tasks(run_id)}
     for t in tasks.values():
         names = asked.get(t["task"], [])
@@ -280,7 +293,7 @@ def sample_page(store: Store, run_id: str, sample_id: str) -> dict[str, Any]:
                 v["metric"],
             )
         )
-    ordered = sorted(tasks.values(), key=lambda t: _task_order()(t["task"]))
+    ordered = sorted(tasks.values(), key=lambda t: task_order_key(t["task"]))
     for t in ordered:
         t["summary"] = record_summary(t["record"])
     return {
@@ -338,9 +351,7 @@ def compare_page(store: Store, params: Mapping[str, Any]) -> dict[str, Any]:
     overall = {rid: {(m["task"], m["metric"]): m for m in store.metrics(rid)} for rid in run_ids}
     tasks = {rid: {t["task"]: t for t in store.tasks(rid)} for rid in run_ids}
     stored = {rid: store.comparisons(rid) for rid in run_ids}
-    from ragmeter.store.store import _task_order
-
-    order_key = _task_order()
+    order_key = task_order_key
     pairs: list[tuple[str, str]] = []
     for rid in run_ids:
         for t in sorted(tasks[rid], key=order_key):
@@ -552,9 +563,7 @@ def trends_page(store: Store, params: Mapping[str, str]) -> dict[str, Any]:
         projects = queries.distinct(conn, "project")
         project = params.get("project") or (projects[0] if len(projects) == 1 else None)
         available = queries.project_metrics(conn, project) if project else []
-    from ragmeter.store.store import _task_order
-
-    order_key = _task_order()
+    order_key = task_order_key
     available.sort(key=lambda p: (order_key(p[0]), p[1]))
     names = [f"{t}.{m}" for t, m in available]
     asked = params.get("metric") or ""
