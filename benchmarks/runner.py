@@ -130,7 +130,7 @@ def generate(n: int, root: Path) -> Path:
                 pred = (
                     gold_answer
                     if srng.random() < skill
-                    else " ".join(gold_answer.split()[:2] + ["x"])
+                    else " ".join([*gold_answer.split()[:2], "x"])
                 )
                 ans.write(json.dumps({"id": qid, "answer": pred}) + "\n")
                 preds = [
@@ -169,19 +169,19 @@ def generate(n: int, root: Path) -> Path:
                     + "\n"
                 )
     cfg.write_text(
-        f"""project: bench
-dataset: {{path: gold.jsonl}}
+        """project: bench
+dataset: {path: gold.jsonl}
 systems:
-  - {{name: a, outputs: {{run: a.trec, answers: a-answers.jsonl, entities: a-entities.jsonl}}}}
-  - {{name: b, outputs: {{run: b.trec, answers: b-answers.jsonl, entities: b-entities.jsonl}}}}
+  - {name: a, outputs: {run: a.trec, answers: a-answers.jsonl, entities: a-entities.jsonl}}
+  - {name: b, outputs: {run: b.trec, answers: b-answers.jsonl, entities: b-entities.jsonl}}
 tasks:
-  retrieval: {{measures: [nDCG@10, RR, P@5, R@10]}}
-  answers: {{metrics: [em, f1, rouge-l]}}
-  ner: {{schemas: [strict, type]}}
-  classification: {{profile: heritage}}
-  linking: {{k: [1, 5]}}
+  retrieval: {measures: [nDCG@10, RR, P@5, R@10]}
+  answers: {metrics: [em, f1, rouge-l]}
+  ner: {schemas: [strict, type]}
+  classification: {profile: heritage}
+  linking: {k: [1, 5]}
 stratify_by: [custodian_type, country]
-compare: {{baseline: a}}
+compare: {baseline: a}
 """
     )
     return cfg
@@ -374,6 +374,68 @@ def bench_sqlite(result, work: Path) -> float:  # type: ignore[no-untyped-def]
     return elapsed
 
 
+def bench_queries(work: Path) -> dict[str, float]:
+    """What the report and dashboard ask of a big store: 1,000 runs and a 100,000-sample run."""
+    from datetime import datetime, timedelta, timezone
+
+    from ragmeter.store import RunRecord, TaskRecord, open_store
+
+    small = store_rows(20, 3)
+    big = store_rows(100_000, 1)
+    t0 = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    timings: dict[str, float] = {}
+    with open_store(work / "queries.db") as store:
+        for i in range(0, 1000, 50):  # 1,000 runs, written 50 per transaction
+            store.write(
+                [
+                    RunRecord(
+                        id=f"e{j:04d}-s",
+                        evaluation_id=f"e{j:04d}",
+                        project=f"p{j % 5}",
+                        system=f"s{j % 7}",
+                        created_at=t0 + timedelta(minutes=j),
+                        config_hash="0" * 64,
+                        tasks=[TaskRecord("retrieval", "ok", result=small)],
+                    )
+                    for j in range(i, i + 50)
+                ]
+            )
+        store.write(
+            [
+                RunRecord(
+                    id="big-s",
+                    evaluation_id="big",
+                    project="p0",
+                    system="s0",
+                    created_at=t0,
+                    config_hash="0" * 64,
+                    tasks=[TaskRecord("retrieval", "ok", result=big)],
+                )
+            ]
+        )
+        cases = {
+            "runs list, page 10 of 50": lambda: store.list_runs(limit=50, offset=450),
+            "runs list, one project": lambda: store.list_runs(project="p3", limit=50),
+            "samples of the 100k run, sorted by value, page 1000": lambda: store.samples(
+                "big-s", metric="m0", order_by="value", descending=True, limit=50, offset=50_000
+            ),
+            "count of the 100k run, with a search": lambda: store.count_samples(
+                "big-s", search="q00999"
+            ),
+            "one sample of the 100k run": lambda: store.sample("big-s", "q0050000"),
+            "trend of one metric over 1,000 runs": lambda: store.trends("p0", "retrieval", "m0"),
+        }
+        for name, fn in cases.items():
+            timings[name] = _median(lambda fn=fn: _timed(fn), 5)
+    return timings
+
+
+def _timed(fn) -> float:  # type: ignore[no-untyped-def]
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
 def _median(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]
     return statistics.median(fn() for _ in range(repeat))
 
@@ -384,6 +446,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-run", action="store_true")
     parser.add_argument("--skip-store", action="store_true")
+    parser.add_argument("--skip-queries", action="store_true")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="ragmeter-bench-"))
     try:
@@ -418,10 +481,15 @@ def main() -> None:
             a = _median(lambda: bench_store(result, work), args.repeat)
             b = _median(lambda: bench_sqlite(result, work), args.repeat)
             print(
-                f"store 1,000,000 per-sample values (SQLite, one transaction): {a:.2f} s (target < 10 s)"
+                "store 1,000,000 per-sample values (SQLite, one transaction): "
+                f"{a:.2f} s (target < 10 s)"
             )
             print(f"anchor (sqlite3 executemany, same primary key): {b:.2f} s")
             print(f"ratio ragmeter / anchor: {a / b:.2f}")
+        if not args.skip_queries:
+            print("store queries (SQLite; what the report and dashboard ask):")
+            for name, seconds in bench_queries(work).items():
+                print(f"  {name}: {seconds * 1000:.1f} ms")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

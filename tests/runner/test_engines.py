@@ -324,15 +324,6 @@ def test_classification_matches_scikit_learn(here):
         labels = sorted(set(gold) | set(pred))
         want = metrics.f1_score(gold, pred, labels=labels, average="macro", zero_division=0)
         assert close(agg["macro.f1"].value, want)
-    # macro F1 is corpus-level: compared by resampling items, and the observed difference is
-    # exactly the difference of the two reported values
-    row = next(r for r in res.comparisons if r["metric"] == "macro.f1")
-    assert row["test"] == "corpus_randomization"
-    diff = (
-        res.result("hybrid-v1", "classification").aggregates["macro.f1"].value
-        - res.result("bm25-v3", "classification").aggregates["macro.f1"].value
-    )
-    assert close(row["mean_diff"], diff) and 0 < row["p_value"] <= 1
 
 
 def test_ner_and_linking_match_direct_computation(here):
@@ -391,14 +382,34 @@ def test_ner_and_linking_match_direct_computation(here):
         assert close(lk["ranking.mrr"].value, sum(1 / r for r in ranks) / len(ranks))
         p, r = nil_tp / (nil_tp + nil_fp), nil_tp / (nil_tp + nil_fn)
         assert close(lk["nil.f1"].value, 2 * p * r / (p + r))
-    rows = {r["metric"]: r for r in res.comparisons}
-    for metric, task in (("overall.strict.f1", "ner"), ("nil.f1", "linking")):
+
+
+def test_corpus_level_metrics_are_compared_by_resampling_units(here):
+    pytest.importorskip("ragmeter.extraction")
+    pytest.importorskip("ragmeter.stats")
+    res = ragmeter.evaluate(
+        config(
+            {"ner": {"schemas": ["strict"]}, "classification": {}, "linking": {}},
+            compare={"baseline": "bm25-v3", "n_resamples": 999},
+        ),
+        cache_dir=None,
+    )
+    rows = {(r["task"], r["metric"]): r for r in res.comparisons}
+    for task, metric in (
+        ("ner", "overall.strict.f1"),
+        ("classification", "macro.f1"),
+        ("linking", "nil.f1"),
+    ):
+        row = rows[(task, metric)]
+        assert row["test"] == "corpus_randomization" and 0 < row["p_value"] <= 1
+        # the observed difference is exactly the difference of the two reported values
         diff = (
             res.result("hybrid-v1", task).aggregates[metric].value
             - res.result("bm25-v3", task).aggregates[metric].value
         )
-        assert rows[metric]["test"] == "corpus_randomization"
-        assert close(rows[metric]["mean_diff"], diff)
+        assert close(row["mean_diff"], diff)
+    # a sample-level metric of the same tasks goes through the paired test
+    assert rows[("classification", "accuracy")]["test"] == "randomization"
 
 
 def test_a_bad_prediction_points_at_the_entities_file(here):
@@ -449,8 +460,9 @@ def test_the_example_project_runs_and_passes_its_gates(here):
 def test_a_split_manifest_selects_the_split(here):
     pytest.importorskip("ragmeter.stats.datasets")
     pytest.importorskip("ragmeter.retrieval")
-    import ragmeter.datasets as rd
     import ragmeter.stats.datasets as sd
+
+    import ragmeter.datasets as rd
     from tests.helpers import invoke
 
     assert rd.split is sd.split and rd.stratified_sample is sd.stratified_sample
@@ -480,3 +492,107 @@ def test_a_split_manifest_selects_the_split(here):
     cfg["dataset"]["split"] = "tset"
     with pytest.raises(ragmeter.InputError, match="split 'tset' is not in the manifest"):
         ragmeter.evaluate(cfg, cache_dir=None)
+
+
+def test_gate_on_stored_runs_against_another_baseline(here):
+    pytest.importorskip("ragmeter.retrieval")
+    stats = pytest.importorskip("ragmeter.stats")
+    from ragmeter.store import open_store
+    from tests.helpers import invoke
+
+    store_url = f"sqlite:///{here / 'g.db'}"
+    cfg = config(
+        {"retrieval": {"measures": ["nDCG@10"]}},
+        compare={"baseline": "bm25-v3"},
+        gates={"rules": [{"no_regression": {"metrics": ["retrieval.nDCG@10"]}}]},
+    )
+    first = ragmeter.evaluate(cfg, cache_dir=None)
+    first.save(store_url, results_dir=here / "r")
+    second = ragmeter.evaluate(cfg, cache_dir=None)
+    second.save(store_url, results_dir=here / "r")
+    hybrid, bm25_old = second.run_ids["hybrid-v1"], first.run_ids["bm25-v3"]
+    # the run's own gates: the stored comparison of run time is used
+    own = invoke("gate", hybrid, "--store", store_url, "--json")
+    assert own.code == 0, own.stderr
+    row = json.loads(own.stdout)["rules"][0]
+    stored = next(c for c in second.comparisons if c["system"] == "hybrid-v1")
+    assert row["p_value"] == stored["p_adjusted"] and row["verdict"] == "PASS"
+    # another baseline: tested afresh from the stored per-sample values
+    other = invoke(
+        "gate",
+        hybrid,
+        "--baseline",
+        bm25_old,
+        "--store",
+        store_url,
+        "--rule",
+        "no_regression:retrieval.nDCG@10",
+        "--json",
+    )
+    assert other.code == 0, other.stderr
+    fresh = json.loads(other.stdout)["rules"][0]
+    with open_store(store_url) as store:
+        a = store.sample_values(hybrid, "retrieval", "nDCG@10")
+        b = store.sample_values(bm25_old, "retrieval", "nDCG@10")
+    test = stats.randomization_test(a, b, n_resamples=9999, seed=42)
+    assert fresh["p_value"] == test.p_value and fresh["baseline_run_id"] == bm25_old
+    # the other way round, the baseline is significantly worse: FAIL, exit 1
+    worse = invoke(
+        "gate",
+        bm25_old,
+        "--baseline",
+        hybrid,
+        "--store",
+        store_url,
+        "--rule",
+        "no_regression:retrieval.nDCG@10",
+        "--json",
+    )
+    assert worse.code == 1
+    assert json.loads(worse.stdout)["rules"][0]["verdict"] == "FAIL"
+
+
+def test_a_missing_extra_skips_its_task_and_the_rest_runs(here, monkeypatch):
+    pytest.importorskip("ragmeter.answers")
+    from ragmeter.runner.tasks.semantic import SemanticAdapter
+
+    monkeypatch.setattr(SemanticAdapter, "extra_modules", ("ragmeter_no_such_module",))
+    res = ragmeter.evaluate(
+        config(
+            {"answers": {"metrics": ["em"]}, "semantic": {}},
+            gates={"rules": [{"metric": "semantic.semantic-similarity", "min": 0.5}]},
+        ),
+        cache_dir=None,
+    )
+    sem = res.systems["hybrid-v1"].tasks["semantic"]
+    assert (sem.status, sem.reason) == (
+        "skipped",
+        "needs ragmeter[semantic] (pip install 'ragmeter[semantic]')",
+    )
+    assert res.systems["hybrid-v1"].tasks["answers"].status == "ok"
+    assert [o.verdict for o in res.gates.outcomes] == ["SKIP", "SKIP"] and res.passed
+
+
+def test_gold_labels_outside_the_label_set_name_the_gold_line(here):
+    pytest.importorskip("ragmeter.extraction")
+    rows = jsonl(EXAMPLE / "data" / "gold.jsonl")
+    rows[4]["type_classification"]["primary_type"] = "museum"
+    rows[6]["ner_annotations"][1]["type"] = "LOC"
+    gold = here / "gold.jsonl"
+    gold.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    cfg = config({"classification": {"profile": "heritage"}})
+    cfg["dataset"]["path"] = str(gold)
+    with pytest.raises(ragmeter.InputError) as exc:
+        ragmeter.evaluate(cfg, cache_dir=None)
+    assert str(exc.value) == (
+        "gold.jsonl:5: sample 's005': type_classification.primary_type: 'museum' is not a "
+        "heritage label (expected one of G L A M O R C U B E S F I X P H D N T; labels are "
+        "compared exactly)"
+    )
+    cfg = config({"ner": {"vocabulary": "heritage"}})
+    cfg["dataset"]["path"] = str(gold)
+    with pytest.raises(ragmeter.InputError) as exc:
+        ragmeter.evaluate(cfg, cache_dir=None)
+    assert str(exc.value).startswith(
+        "gold.jsonl:7: sample 's007': ner_annotations[1].type: 'LOC' is not a heritage NER label"
+    )

@@ -294,3 +294,75 @@ def test_mixed_formats_in_one_output_file(project):
         "outputs/good.jsonl:2: mixed formats: this line uses 'id' and 'pred_answer' where line 1 "
         "used 'id' and 'answer' (expected one format per file)\n",
     )
+
+
+RUN_WITH_TOY = """
+import sys
+sys.path[:0] = [{src!r}, {root!r}]
+from tests.runner import toy
+toy.install()
+from ragmeter.cli.entry import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_two_ragmeter_run_processes_on_one_store_are_both_recorded(project, store_url):
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    config = toy.write_project(project)
+    script = project / "run_toy.py"
+    script.write_text(RUN_WITH_TOY.format(src=str(REPO / "src"), root=str(REPO)))
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                str(script),
+                "run",
+                str(config),
+                "--store",
+                store_url,
+                "--quiet",
+                "--no-cache",
+                "--results-dir",
+                str(project / f"results-{i}"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for i in range(2)
+    ]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err.decode()
+    with open_store(store_url) as store:
+        runs = store.list_runs(limit=None)
+        assert len(runs) == 4 and len({r["evaluation_id"] for r in runs}) == 2
+        for r in runs:
+            assert store.count_samples(r["id"]) == 24
+
+
+def test_ctrl_c_exits_130_and_the_next_run_resumes(project, monkeypatch):
+    config = toy.write_project(project)
+    real = toy.ToyAdapter.evaluate
+
+    def interrupted(self, ctx, outputs):
+        if ctx.system == "good":
+            raise KeyboardInterrupt
+        return real(self, ctx, outputs)
+
+    monkeypatch.setattr(toy.ToyAdapter, "evaluate", interrupted)
+    store = f"sqlite:///{project / 'int.db'}"
+    out = invoke("run", str(config), "--store", store, "--quiet", "--cache-dir", str(project / "c"))
+    assert out.code == 130
+    assert not (project / "int.db").exists() or open_store(store).list_runs() == []
+    monkeypatch.setattr(toy.ToyAdapter, "evaluate", real)
+    toy.ToyAdapter.calls = 0
+    out = invoke(
+        "run", str(config), "--store", store, "--json", "--quiet", "--cache-dir", str(project / "c")
+    )
+    assert out.code == 0, out.stderr
+    tasks = json.loads(out.stdout)["tasks"]["toy"]["systems"]
+    assert (tasks["base"]["reused"], tasks["good"]["reused"]) == (True, False)

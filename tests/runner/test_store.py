@@ -258,6 +258,8 @@ def test_export_is_json_serialisable(store_url):
     text_ = json.dumps(data)
     assert data["format"] == "ragmeter-run/1"
     assert len(data["samples"]) == 6 and "NaN" not in text_
+    assert [r["sample_id"] for r in data["records"]] == ["q0", "q1", "q2"]
+    assert data["records"][0]["input"] == {"question": "<b>q0</b>"}
 
 
 def test_newer_schema_is_refused(tmp_path):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from ragmeter import registry
@@ -243,16 +243,3 @@ def run_comparisons(
                 )
                 rows.append({**row, **common})
     return correct(rows, settings), []
-
-
-def values_rows(
-    pairs: Sequence[tuple[str, str, Result, Result]], settings: Any
-) -> list[dict[str, Any]]:
-    """Comparison rows for (task, metric, run, baseline) Results, corrected as one family."""
-    from ragmeter.runner.tasks import get_adapter
-
-    rows = []
-    for task, metric, run, base in pairs:
-        row = compare_results(task, metric, run, base, settings, get_adapter(task))
-        rows.append({**row, "system": None, "baseline": None})
-    return correct(rows, settings)

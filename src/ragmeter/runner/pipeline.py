@@ -112,9 +112,9 @@ class RichProgress:
         self.progress.advance(handle, n)
 
     def finish(self, handle: Any) -> None:
-        t = self.progress.tasks[handle] if isinstance(handle, int) else None
-        if t is not None:
-            self.progress.update(handle, completed=t.total)
+        task = next((t for t in self.progress.tasks if t.id == handle), None)
+        if task is not None:
+            self.progress.update(handle, completed=task.total)
 
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragmeter.errors import UsageError
-from ragmeter.result import Aggregate
+from ragmeter.result import Aggregate, Result
 from ragmeter.runner.config import CompareConfig, build_rules, parse_gates
 from ragmeter.runner.gates import GateReport, evaluate_rules, parse_rule
 from ragmeter.runner.yamlmap import format_path
@@ -140,12 +140,22 @@ def gate_stored(
     return GateReport(outcomes, strict=strict_any)
 
 
+def stored_result(store: Store, run_id: str, task: str) -> Result:
+    """A task's Result rebuilt from the store (per-sample values, aggregates, metadata)."""
+    table = store.sample_table(run_id, task=task).drop(["task"])
+    meta = next((t["metadata"] for t in store.tasks(run_id) if t["task"] == task), {})
+    return Result(task, table, store.aggregates(run_id).get(task, {}), metadata=meta)
+
+
 def _fresh_comparison(
     store: Store, run_id: str, base_run: str, rule: Any, compare: CompareConfig
 ) -> dict[str, Any] | None:
-    from ragmeter.runner.compare import compare_values
+    """Compare two stored runs on one metric (the rule's own family of one test)."""
+    from ragmeter.runner.compare import compare_results, correct
+    from ragmeter.runner.tasks import get_adapter
 
-    a = store.sample_values(run_id, rule.task, rule.canonical)
-    b = store.sample_values(base_run, rule.task, rule.canonical)
-    rows = compare_values({(rule.task, rule.canonical): (a, b)}, compare)
-    return rows[0] if rows else None
+    run = stored_result(store, run_id, rule.task)
+    base = stored_result(store, base_run, rule.task)
+    row = compare_results(rule.task, rule.canonical, run, base, compare, get_adapter(rule.task))
+    row.update(system=None, baseline=base_run, baseline_run_id=base_run)
+    return correct([row], compare)[0]

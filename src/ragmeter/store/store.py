@@ -647,6 +647,31 @@ class Store:
             ],
         }
 
+    def records(
+        self, run_id: str, *, task: str | None = None, limit: int | None = None, offset: int = 0
+    ) -> list[dict[str, Any]]:
+        """Each unit's inputs, gold and outputs (what a sample page shows), by task and id."""
+        rec = schema.sample_records
+        with self._read() as conn:
+            key = self._key(conn, run_id)
+            query = select(rec).where(rec.c.run_key == key)
+            if task is not None:
+                query = query.where(rec.c.task == task)
+            query = query.order_by(rec.c.task, rec.c.sample_id).offset(offset)
+            if limit is not None:
+                query = query.limit(limit)
+            rows = conn.execute(query).all()
+        return [
+            {
+                "task": r.task,
+                "sample_id": r.sample_id,
+                "gold_id": r.gold_id,
+                "strata": _loads(r.strata, {}),
+                **_loads(r.record, {}),
+            }
+            for r in rows
+        ]
+
     def trends(self, project: str, task: str, metric: str) -> list[dict[str, Any]]:
         """A metric's overall value in every run of a project, oldest first."""
         r, m = schema.runs, schema.metrics
@@ -698,6 +723,7 @@ class Store:
         }
         if samples:
             out["samples"] = self.samples(run_id)
+            out["records"] = self.records(run_id)
         return out
 
 

@@ -4,7 +4,7 @@ additive per-unit statistics of their corpus-level metrics (for document resampl
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -16,7 +16,7 @@ from ragmeter.errors import InputError
 from ragmeter.result import Result
 from ragmeter.runner.outputs import OutputFile
 
-__all__ = ["details", "in_file", "prf"]
+__all__ = ["check_gold_labels", "details", "in_file", "prf"]
 
 
 @contextmanager
@@ -34,6 +34,24 @@ def in_file(output: OutputFile) -> Iterator[None]:
         location = exc.location or ""
         line = next((ln for sid, ln in output.lines.items() if f"'{sid}'" in location), None)
         raise InputError(exc.message, path=output.path, line=line, location=exc.location) from None
+
+
+def check_gold_labels(
+    ctx: Any, labels_of: Callable[[Any], list[tuple[str, str]]], allowed: Sequence[str], what: str
+) -> None:
+    """Every gold label of the units must be in ``allowed``: an error names the gold file, the
+    sample's line and the key path (the engine would name only the item)."""
+    known = set(allowed)
+    for u in ctx.units:
+        for key, label in labels_of(u):
+            if label not in known:
+                raise InputError(
+                    f"{label!r} is not a {what} label (expected one of {' '.join(allowed)}; "
+                    "labels are compared exactly)",
+                    path=ctx.gold.path,
+                    line=u.sample.line,
+                    location=f"sample '{u.sample.id}': {key}",
+                )
 
 
 def details(result: Result, metric: str) -> dict[str, dict[str, Any]]:

@@ -15,7 +15,13 @@ from pydantic import Field
 
 from ragmeter.result import Result
 from ragmeter.runner.outputs import OutputFile
-from ragmeter.runner.tasks._extraction import details, in_file, label_aggregate, label_stats
+from ragmeter.runner.tasks._extraction import (
+    check_gold_labels,
+    details,
+    in_file,
+    label_aggregate,
+    label_stats,
+)
 from ragmeter.runner.tasks.base import TaskAdapter, TaskContext, TaskOptions
 from ragmeter.store.records import SampleRecord
 
@@ -74,6 +80,23 @@ class ClassificationAdapter(TaskAdapter):
             import os
 
             profile = profile if os.path.isabs(profile) else os.path.join(ctx.base_dir, profile)
+        if profile is not None:
+            from ragmeter.extraction.profiles import get_profile
+
+            hierarchy = get_profile(profile)
+            check_gold_labels(
+                ctx,
+                lambda u: [
+                    ("type_classification.primary_type", u.sample.type_classification.primary_type),
+                    *(
+                        (f"type_classification.secondary_types[{i}]", t)
+                        for i, t in enumerate(u.sample.type_classification.secondary_types)
+                        if opts.multilabel
+                    ),
+                ],
+                list(hierarchy.vocabulary),
+                hierarchy.name,
+            )
         preds = {
             u.id: entities.records[u.id].types
             for u in ctx.units

@@ -74,7 +74,7 @@ class JudgeAdapter(TaskAdapter):
                     u.id,
                     question=qa.question,
                     answer=a.answer if a is not None else None,
-                    reference=qa.answer,
+                    reference=qa.answer if qa.answer is not None else next(iter(qa.golds), None),
                     contexts=tuple(contexts) if a is not None and a.contexts is not None else None,
                     context_ids=tuple(ids) if a is not None and a.contexts is not None else None,
                     reference_contexts=qa.reference_contexts,

@@ -7,6 +7,7 @@ nothing for has no predictions (every gold entity missed). Matching never crosse
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -17,7 +18,7 @@ from pydantic import Field
 from ragmeter.errors import InputError
 from ragmeter.result import Result
 from ragmeter.runner.outputs import OutputFile
-from ragmeter.runner.tasks._extraction import details, in_file, prf
+from ragmeter.runner.tasks._extraction import check_gold_labels, details, in_file, prf
 from ragmeter.runner.tasks.base import TaskAdapter, TaskContext, TaskOptions
 from ragmeter.store.records import SampleRecord
 
@@ -105,7 +106,26 @@ class NerAdapter(TaskAdapter):
                     col.append(v)
         vocabulary = opts.vocabulary
         if isinstance(vocabulary, str):
-            vocabulary = list(ex.load_profile(vocabulary).ner_vocabulary)
+            from ragmeter.extraction.profiles import get_profile
+
+            path = vocabulary
+            if path != "heritage" and not os.path.isabs(path):
+                path = os.path.join(ctx.base_dir, path)
+            profile = get_profile(path)
+            vocabulary = list(profile.ner_vocabulary) if profile is not None else None
+            what = profile.name if profile is not None else "known"
+        else:
+            what = "known"
+        if vocabulary:
+            check_gold_labels(
+                ctx,
+                lambda u: [
+                    (f"ner_annotations[{i}].type", m.type)
+                    for i, m in enumerate(u.sample.ner_annotations or ())
+                ],
+                vocabulary,
+                f"{what} NER",
+            )
 
         def table(cols: Any) -> Any:
             return ex.SpanTable.from_arrays(
