@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from ragmeter.report import analysis
 
 
-@settings(max_examples=60)
+@settings(max_examples=30)
 @given(st.lists(st.one_of(st.none(), st.floats(0.0, 1.0)), min_size=1, max_size=20))
 def test_holm_matches_statsmodels(pvalues):
     from statsmodels.stats.multitest import multipletests

@@ -226,7 +226,7 @@ def paired_t(
 
     >>> r = paired_t(4, 0.4, 0.06)
     >>> round(r["statistic"], 6), round(r["p_value"], 6), round(r["effect_size"], 6)
-    (2.44949, 0.091752, 1.224745)
+    (2.44949, 0.091721, 1.224745)
     """
     from scipy import stats as sst
 
