@@ -343,3 +343,32 @@ def test_cli_missing_store_and_bad_output(tmp_path, project):
     assert res.code == 2 and "is a folder" in res.stderr
     res = invoke("report", "latest", "--store", project.url, "--worst", "0")
     assert res.code == 2
+
+
+def test_report_and_pages_on_both_backends(any_store_url):
+    """The same numbers from SQLite and from a real PostgreSQL server."""
+    from ragmeter.store import open_store
+    from ragmeter.web import pages
+    from tests.dashboard.builders import THREE, write_evaluation, write_history
+
+    with open_store(any_store_url) as store:
+        old = write_history(store, weeks=1)[0]
+        ev = write_evaluation(store, systems=THREE)
+        v = build_report(store, [ev.evaluation_id])
+        dist = next(d for d in v["retrieval"]["distributions"] if d["metric"] == "nDCG@10")
+        scored = list(ev.results[ev.run_ids[0]]["retrieval"].values("nDCG@10").values())
+        assert dist["runs"][0]["values"] == np.histogram(scored, bins=dist["edges"])[0].tolist()
+        assert (
+            v["errors"]["ner"]["runs"][0]["kinds"]["correct"]
+            == (ev.records[ev.run_ids[0]]["ner_totals"]["strict"]["COR"])
+        )
+        run = pages.run_page(
+            store, ev.run_ids[1], {"series": "judge.faithfulness", "q": "HTTP 429", "sort": "value"}
+        )
+        statuses = ev.results[ev.run_ids[1]]["judge"].statuses("faithfulness")
+        assert run["samples"]["pager"]["total"] == list(statuses.values()).count("timeout")
+        cmp = pages.compare_page(store, {"runs": f"{old.run_ids[1]},{ev.run_ids[1]}"})
+        nd = next(r for r in cmp["rows"] if r["name"] == "retrieval.nDCG@10")["deltas"][0]
+        assert nd["source"] == "ad hoc" and nd["n"] == 16
+        trend = pages.trends_page(store, {"project": "heritage-rag", "metric": "answers.em"})
+        assert len(trend["points"]) == 5
