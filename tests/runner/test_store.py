@@ -291,16 +291,46 @@ def test_migrations_upgrade_an_older_store(store_url, monkeypatch):
     def add_column(conn):
         conn.execute(text("ALTER TABLE runs ADD COLUMN reviewer VARCHAR(100)"))
 
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
+    nxt = schema.SCHEMA_VERSION + 1
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", nxt)
     monkeypatch.setattr(
-        migrations, "MIGRATIONS", (migrations.Migration(2, "runs.reviewer", add_column),)
+        migrations,
+        "MIGRATIONS",
+        (*migrations.MIGRATIONS, migrations.Migration(nxt, "runs.reviewer", add_column)),
     )
     with open_store(store_url) as store:
-        assert store.schema_version == 2
+        assert store.schema_version == nxt
         with store.engine.connect() as conn:
-            assert migrations.read_version(conn) == 2
+            assert migrations.read_version(conn) == nxt
             conn.execute(text("SELECT reviewer FROM runs")).all()
         assert [r["id"] for r in store.list_runs()] == ["e1-a"]
+
+
+def _index_names(conn) -> set[str]:
+    from sqlalchemy import inspect
+
+    return {ix["name"] for ix in inspect(conn).get_indexes("samples")}
+
+
+def test_version_1_store_gains_the_samples_value_index(store_url):
+    """Migration 2 (dashboard.md: sorted paging and worst samples) on a real v1 store."""
+    with open_store(store_url) as store:
+        store.write([make_run("e1-a")])
+        with store.engine.begin() as conn:  # turn it into what ragmeter 0.1 wrote
+            conn.execute(text("DROP INDEX ix_samples_value"))
+            conn.execute(schema.meta.update().values(value="1"))
+    with open_store(store_url) as store:
+        assert store.schema_version == schema.SCHEMA_VERSION == 2
+        with store.engine.connect() as conn:
+            assert migrations.read_version(conn) == 2
+            assert "ix_samples_value" in _index_names(conn)
+        rows = store.samples("e1-a", metric="em", order_by="value", descending=True)
+        assert [r["sample_id"] for r in rows] == ["q1", "q0", "q2"]
+
+
+def test_new_store_has_the_samples_value_index(store_url):
+    with open_store(store_url) as store, store.engine.connect() as conn:
+        assert "ix_samples_value" in _index_names(conn)
 
 
 def test_failed_migration_keeps_the_old_version(tmp_path, monkeypatch):
@@ -311,13 +341,18 @@ def test_failed_migration_keeps_the_old_version(tmp_path, monkeypatch):
         conn.execute(text("ALTER TABLE runs ADD COLUMN a INT"))
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
-    monkeypatch.setattr(migrations, "MIGRATIONS", (migrations.Migration(2, "x", broken),))
+    current = schema.SCHEMA_VERSION
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", current + 1)
+    monkeypatch.setattr(
+        migrations,
+        "MIGRATIONS",
+        (*migrations.MIGRATIONS, migrations.Migration(current + 1, "x", broken)),
+    )
     with pytest.raises(RuntimeError, match="boom"):
         open_store(url)
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 1)
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", current)
     with Store(url) as store, store.engine.connect() as conn:
-        assert migrations.read_version(conn) == 1
+        assert migrations.read_version(conn) == current
         cols = [r[1] for r in conn.execute(text("PRAGMA table_info(runs)"))]
         assert "a" not in cols
 

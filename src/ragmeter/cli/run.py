@@ -352,13 +352,12 @@ def _print_run(data: dict, console) -> None:  # type: ignore[no-untyped-def]
 def _write_report(result) -> None:  # type: ignore[no-untyped-def]
     """``--report``: the HTML report of dashboard.md §1, when the report module is installed."""
     try:
-        from ragmeter.report import write_report  # type: ignore[attr-defined]
+        from ragmeter.report import write_evaluation_report
     except (ModuleNotFoundError, ImportError):
         typer.echo(
             "ragmeter run: --report skipped: the HTML report is not part of this build", err=True
         )
         return
-    folder = result.saved.get("results_dir")
-    target = Path(folder) / "report.html" if folder else Path("report.html")
-    write_report(result.saved.get("store"), list(result.run_ids.values()), target)
+    # from the store the runs were saved to, or (--no-store) from a throwaway one
+    target = write_evaluation_report(result)
     typer.echo(f"report: {target}", err=True)

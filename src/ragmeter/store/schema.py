@@ -45,7 +45,7 @@ __all__ = [
     "samples",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The schema version this ragmeter writes; :mod:`ragmeter.store.migrations` upgrades older ones."""
 
 metadata = MetaData()
@@ -140,6 +140,9 @@ samples = Table(
     Column("value", Float),
     Column("status", String(30), nullable=False),
     Column("detail", Text),
+    # the report and dashboard read one series by value: worst samples, the per-sample table
+    # sorted by value, histograms (an index-only scan); schema version 2
+    Index("ix_samples_value", "run_key", "task", "metric", "value", "sample_id"),
     sqlite_with_rowid=False,
 )
 

@@ -1,0 +1,154 @@
+"""``ragmeter report`` and ``ragmeter serve`` (``specs/dashboard.md``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+STORE_HELP = "Results store URL (sqlite:///PATH or postgresql://...); default sqlite:///.ragmeter/ragmeter.db."
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def open_existing_store(url: str | None, command: str) -> Any:
+    """Open a store for reading; a SQLite file that does not exist is an error, not created."""
+    from ragmeter.errors import UsageError
+    from ragmeter.store import DEFAULT_STORE, Store, normalize_url
+
+    parsed = normalize_url(url if url is not None else DEFAULT_STORE)
+    db = parsed.database if parsed.get_backend_name() == "sqlite" else None
+    if (
+        db
+        and db != ":memory:"
+        and not db.startswith("file:")
+        and not Path(db).expanduser().exists()
+    ):
+        raise UsageError(
+            f"no results store at {db} (ragmeter run writes one; or pass --store URL)",
+            command=command,
+        )
+    return Store(parsed.render_as_string(hide_password=False))
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("report")
+    def report(
+        runs: Annotated[
+            list[str],
+            typer.Argument(
+                help="Runs to report on: run ids, evaluation ids (all their systems), unique "
+                "prefixes, or 'latest' (the newest evaluation)."
+            ),
+        ],
+        output: Annotated[
+            Path, typer.Option("--output", "-o", help="The HTML file to write.")
+        ] = Path("report.html"),
+        store: Annotated[str | None, typer.Option("--store", help=STORE_HELP)] = None,
+        worst: Annotated[
+            int,
+            typer.Option("--worst", min=1, max=100, help="Worst samples shown per metric."),
+        ] = 5,
+        bins: Annotated[
+            int, typer.Option("--bins", min=2, max=200, help="Bins of the per-query histograms.")
+        ] = 20,
+        title: Annotated[
+            str | None, typer.Option("--title", help="Title (default: the project names).")
+        ] = None,
+    ) -> None:
+        """Write one self-contained HTML report of stored runs (no request to any other host).
+
+        Prints the report's path on stdout.
+        """
+        from ragmeter.errors import UsageError
+        from ragmeter.report import resolve_runs
+
+        if output.exists() and output.is_dir():
+            raise UsageError(
+                f"--output {output} is a folder (expected a file name)", command="report"
+            )
+        with open_existing_store(store, "report") as handle:
+            try:
+                ids = resolve_runs(handle, runs)
+            except UsageError as exc:
+                raise UsageError(exc.message, command="report") from None
+            from ragmeter.report import write_report
+
+            try:
+                path = write_report(handle, ids, output, worst=worst, bins=bins, title=title)
+            except OSError as exc:
+                raise UsageError(
+                    f"cannot write {output}: {exc.strerror or exc}", command="report"
+                ) from None
+        size = path.stat().st_size
+        typer.echo(
+            f"wrote {path} ({len(ids)} run{'s' if len(ids) != 1 else ''}, {size / 1024:.0f} KB)",
+            err=True,
+        )
+        typer.echo(str(path.resolve()))
+
+    @app.command("serve")
+    def serve(
+        store: Annotated[str | None, typer.Option("--store", help=STORE_HELP)] = None,
+        host: Annotated[
+            str,
+            typer.Option("--host", help="Address to listen on (127.0.0.1: this machine only)."),
+        ] = "127.0.0.1",
+        port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port.")] = 8150,
+    ) -> None:
+        """Start the read-only dashboard over the results store (needs ragmeter[web])."""
+        from ragmeter.errors import UsageError
+
+        try:
+            import starlette  # noqa: F401
+            import uvicorn
+        except ModuleNotFoundError as exc:
+            raise UsageError(
+                f"the dashboard needs ragmeter[web] ({exc.name} is not installed): "
+                "pip install 'ragmeter[web]'",
+                command="serve",
+            ) from None
+        _check_port(host, port)
+        from ragmeter.web import create_app
+
+        handle = open_existing_store(store, "serve")
+        public = host not in LOOPBACK
+        hosts = None if host in ("0.0.0.0", "::") else [*LOOPBACK, host]
+        app = create_app(handle, allowed_hosts=hosts)
+        shown = f"[{host}]" if ":" in host else host
+        print(
+            f"ragmeter dashboard: http://{shown}:{port}/  (store {handle.url}; read-only; "
+            "Ctrl+C stops it)",
+            file=sys.stderr,
+            flush=True,
+        )
+        if public:
+            print(
+                f"ragmeter serve: listening on {host}, not only on this machine; the dashboard has "
+                "no login, so anyone who can reach it can read every stored run",
+                file=sys.stderr,
+                flush=True,
+            )
+        try:
+            uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+        finally:
+            handle.close()
+
+
+def _check_port(host: str, port: int) -> None:
+    """A clear one-line error when the address is taken, instead of uvicorn's log and exit."""
+    import socket
+
+    from ragmeter.errors import UsageError
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((host, port))
+    except OSError as exc:
+        raise UsageError(
+            f"cannot listen on {host}:{port} ({exc.strerror or exc}); pick another --port",
+            command="serve",
+        ) from None
