@@ -12,24 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragmeter.errors import InputError
+from ragmeter.io.jsonutil import json_type
 
 __all__ = ["Golds", "coerce_golds", "coerce_id", "coerce_prediction", "compile_gold_regex"]
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return f"a {type(value).__name__}"
 
 
 def _scalar_text(value: Any) -> str | None:
@@ -56,7 +41,7 @@ def coerce_prediction(value: Any, **where: Any) -> tuple[str, bool]:
     text = _scalar_text(value)
     if text is None:
         raise InputError(
-            f"prediction is {_json_type(value)} (expected a string, a number or null)", **where
+            f"prediction is {json_type(value)} (expected a string, a number or null)", **where
         )
     return text, False
 
@@ -100,7 +85,7 @@ def coerce_golds(
     items = value if isinstance(value, (list, tuple)) else [value]
     use_choices = isinstance(choices, (list, tuple)) and len(choices) > 0
     if choices is not None and not isinstance(choices, (list, tuple)):
-        raise InputError(f"choices is {_json_type(choices)} (expected a list)", **where)
+        raise InputError(f"choices is {json_type(choices)} (expected a list)", **where)
     flat: list[str] = []
     groups: list[list[str]] = []
     for i, item in enumerate(items):
@@ -110,7 +95,7 @@ def coerce_golds(
                 text = _scalar_text(alias)
                 if text is None:
                     raise InputError(
-                        f"{key}[{i}][{j}] is {_json_type(alias)} (expected a string)", **where
+                        f"{key}[{i}][{j}] is {json_type(alias)} (expected a string)", **where
                     )
                 group.append(text)
             flat.extend(group)
@@ -126,14 +111,14 @@ def coerce_golds(
             text = _scalar_text(choices[item])
             if text is None:
                 raise InputError(
-                    f"choices[{item}] is {_json_type(choices[item])} (expected a string)", **where
+                    f"choices[{item}] is {json_type(choices[item])} (expected a string)", **where
                 )
         else:
             text = _scalar_text(item)
         if text is None:
             label = f"{key}[{i}]" if isinstance(value, (list, tuple)) else key
             raise InputError(
-                f"{label} is {_json_type(item)} (expected a string, a number or a list of them)",
+                f"{label} is {json_type(item)} (expected a string, a number or a list of them)",
                 **where,
             )
         flat.append(text)
@@ -145,7 +130,7 @@ def coerce_id(value: Any, **where: Any) -> str | int:
     """A sample id must be a string or an integer."""
     if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
         return value
-    raise InputError(f"id is {_json_type(value)} (expected a string or an integer)", **where)
+    raise InputError(f"id is {json_type(value)} (expected a string or an integer)", **where)
 
 
 _REGEX_CACHE: dict[str, re.Pattern[str]] = {}

@@ -97,7 +97,7 @@ def register(app: typer.Typer) -> None:
         ] = "127.0.0.1",
         port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port.")] = 8150,
     ) -> None:
-        """Start the read-only dashboard over the results store (needs ragmeter[web])."""
+        """Start the read-only dashboard over the results store (needs ragmeter\\[web])."""
         from ragmeter.errors import UsageError
 
         try:

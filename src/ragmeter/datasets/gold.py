@@ -34,6 +34,7 @@ from typing import Any, Literal
 from ragmeter.errors import InputError
 from ragmeter.io.files import display_name, sha256_file
 from ragmeter.io.jsonl import iter_jsonl
+from ragmeter.io.jsonutil import json_type
 from ragmeter.registry import suggest
 
 __all__ = [
@@ -235,19 +236,6 @@ class _Ctx:
         return InputError(message, path=self.path, line=self.line, location=loc)
 
 
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {
-        bool: "a boolean",
-        int: "a number",
-        float: "a number",
-        str: "a string",
-        list: "a list",
-        dict: "an object",
-    }.get(type(value), type(value).__name__)
-
-
 def _check_keys(obj: Mapping[str, Any], allowed: Sequence[str], ctx: _Ctx, where: str) -> None:
     for key in obj:
         if key not in allowed:
@@ -266,7 +254,7 @@ def _str(value: Any, ctx: _Ctx, key: str, *, allow_int: bool = False) -> str:
         return value
     if allow_int and isinstance(value, int) and not isinstance(value, bool):
         return str(value)
-    raise ctx.error(key, f"is {_type_name(value)} (expected a string)")
+    raise ctx.error(key, f"is {json_type(value)} (expected a string)")
 
 
 def _opt_str(value: Any, ctx: _Ctx, key: str) -> str | None:
@@ -276,17 +264,17 @@ def _opt_str(value: Any, ctx: _Ctx, key: str) -> str | None:
 def _int(value: Any, ctx: _Ctx, key: str) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    raise ctx.error(key, f"is {_type_name(value)} (expected an integer offset)")
+    raise ctx.error(key, f"is {json_type(value)} (expected an integer offset)")
 
 
 def _str_list(value: Any, ctx: _Ctx, key: str, *, wrap: bool = False) -> tuple[str, ...]:
     if wrap and isinstance(value, str):
         return (value,)
     if not isinstance(value, list):
-        raise ctx.error(key, f"is {_type_name(value)} (expected a list of strings)")
+        raise ctx.error(key, f"is {json_type(value)} (expected a list of strings)")
     for i, item in enumerate(value):
         if not isinstance(item, str):
-            raise ctx.error(f"{key}[{i}]", f"is {_type_name(item)} (expected a string)")
+            raise ctx.error(f"{key}[{i}]", f"is {json_type(item)} (expected a string)")
     return tuple(value)
 
 
@@ -371,7 +359,7 @@ def _parse_link(
     fixes: list[str],
 ) -> Link | None:
     if not isinstance(obj, dict):
-        raise ctx.error(key, f"is {_type_name(obj)} (expected an object)")
+        raise ctx.error(key, f"is {json_type(obj)} (expected an object)")
     _check_keys(obj, LINK_KEYS, ctx, key)
     start = obj.get("start")
     end = obj.get("end")
@@ -401,7 +389,7 @@ def _parse_link(
                 kb.append(canon)
     nil = obj.get("nil")
     if nil is not None and not isinstance(nil, bool):
-        raise ctx.error(f"{key}.nil", f"is {_type_name(nil)} (expected true or false)")
+        raise ctx.error(f"{key}.nil", f"is {json_type(nil)} (expected true or false)")
     if nil and kb:
         raise ctx.error(key, "is nil but has KB ids (expected one or the other)")
     identifiers = {
@@ -441,13 +429,13 @@ def _parse_links(
                     "form with start and end to link an ambiguous surface)",
                 )
             if not isinstance(obj, dict):
-                raise ctx.error(where, f"is {_type_name(obj)} (expected an object)")
+                raise ctx.error(where, f"is {json_type(obj)} (expected an object)")
             full = {"start": same[0].start, "end": same[0].end, "mention": surface, **obj}
             link = _parse_link(full, text, sample_id, ctx, where, policy, fixes)
             if link is not None:
                 links.append(link)
     else:
-        raise ctx.error(key, f"is {_type_name(value)} (expected a list of links or an object)")
+        raise ctx.error(key, f"is {json_type(value)} (expected a list of links or an object)")
     seen: set[str] = set()
     for link in links:
         if link.mention_id in seen:
@@ -459,7 +447,7 @@ def _parse_links(
 def _parse_qa(obj: Any, sample_id: str, index: int, ctx: _Ctx) -> QAPair:
     key = f"qa_pairs[{index}]"
     if not isinstance(obj, dict):
-        raise ctx.error(key, f"is {_type_name(obj)} (expected an object)")
+        raise ctx.error(key, f"is {json_type(obj)} (expected an object)")
     _check_keys(obj, QA_KEYS, ctx, key)
     qid = obj.get("qid")
     qid = (
@@ -468,21 +456,21 @@ def _parse_qa(obj: Any, sample_id: str, index: int, ctx: _Ctx) -> QAPair:
     answerable = obj.get("answerable")
     if answerable is not None and not isinstance(answerable, bool):
         raise ctx.error(
-            f"{key}.answerable", f"is {_type_name(answerable)} (expected a JSON boolean)"
+            f"{key}.answerable", f"is {json_type(answerable)} (expected a JSON boolean)"
         )
     for name in ("gold_claim_substr", "gold_citations", "supporting_facts"):
         if obj.get(name) is not None and not isinstance(obj[name], list):
-            raise ctx.error(f"{key}.{name}", f"is {_type_name(obj[name])} (expected a list)")
+            raise ctx.error(f"{key}.{name}", f"is {json_type(obj[name])} (expected a list)")
     golden = obj.get("golden_answers")
     steps = obj.get("reference_steps")
     if steps is not None and not isinstance(steps, list):
         raise ctx.error(
-            f"{key}.reference_steps", f"is {_type_name(steps)} (expected a list of step groups)"
+            f"{key}.reference_steps", f"is {json_type(steps)} (expected a list of step groups)"
         )
     meta = obj.get("meta")
     meta = {} if meta is None else meta
     if not isinstance(meta, dict):
-        raise ctx.error(f"{key}.meta", f"is {_type_name(meta)} (expected an object)")
+        raise ctx.error(f"{key}.meta", f"is {json_type(meta)} (expected an object)")
     template = obj.get("template_id")
     return QAPair(
         qid=qid,
@@ -514,7 +502,7 @@ def _parse_qa(obj: Any, sample_id: str, index: int, ctx: _Ctx) -> QAPair:
 def _parse_relevant(value: Any, ctx: _Ctx) -> dict[str, dict[str, int]]:
     if not isinstance(value, dict):
         raise ctx.error(
-            "relevant_docs", f"is {_type_name(value)} (expected an object qid -> {{doc: grade}})"
+            "relevant_docs", f"is {json_type(value)} (expected an object qid -> {{doc: grade}})"
         )
     out: dict[str, dict[str, int]] = {}
     for qid, docs in value.items():
@@ -528,12 +516,12 @@ def _parse_relevant(value: Any, ctx: _Ctx) -> dict[str, dict[str, int]]:
             for doc, grade in docs.items():
                 if isinstance(grade, bool) or not isinstance(grade, int):
                     raise ctx.error(
-                        f"{key}.{doc}", f"grade is {_type_name(grade)} (expected an integer)"
+                        f"{key}.{doc}", f"grade is {json_type(grade)} (expected an integer)"
                     )
                 grades[doc] = grade
         else:
             raise ctx.error(
-                key, f"is {_type_name(docs)} (expected an object doc -> grade, or a list of docs)"
+                key, f"is {json_type(docs)} (expected an object doc -> grade, or a list of docs)"
             )
         out[qid] = grades
     return out
@@ -576,22 +564,22 @@ def parse_sample(
     strata = obj.get("strata")
     strata = {} if strata is None else strata
     if not isinstance(strata, dict):
-        raise ctx.error("strata", f"is {_type_name(strata)} (expected an object factor -> value)")
+        raise ctx.error("strata", f"is {json_type(strata)} (expected an object factor -> value)")
     for factor, value in strata.items():
         if isinstance(value, (dict, list)):
             raise ctx.error(
-                f"strata.{factor}", f"is {_type_name(value)} (expected a string, number or null)"
+                f"strata.{factor}", f"is {json_type(value)} (expected a string, number or null)"
             )
     mentions: tuple[Mention, ...] | None = None
     if obj.get("ner_annotations") is not None:
         value = obj["ner_annotations"]
         if not isinstance(value, list):
-            raise ctx.error("ner_annotations", f"is {_type_name(value)} (expected a list)")
+            raise ctx.error("ner_annotations", f"is {json_type(value)} (expected a list)")
         out: list[Mention] = []
         for i, m in enumerate(value):
             key = f"ner_annotations[{i}]"
             if not isinstance(m, dict):
-                raise ctx.error(key, f"is {_type_name(m)} (expected an object)")
+                raise ctx.error(key, f"is {json_type(m)} (expected an object)")
             _check_keys(m, MENTION_KEYS, ctx, key)
             for need in ("type", "start", "end"):
                 if need not in m:
@@ -620,7 +608,7 @@ def parse_sample(
     if obj.get("type_classification") is not None:
         tc = obj["type_classification"]
         if not isinstance(tc, dict):
-            raise ctx.error("type_classification", f"is {_type_name(tc)} (expected an object)")
+            raise ctx.error("type_classification", f"is {json_type(tc)} (expected an object)")
         _check_keys(tc, TYPE_KEYS, ctx, "type_classification")
         if "primary_type" not in tc:
             raise ctx.error("type_classification.primary_type", "missing (expected a type label)")
@@ -637,7 +625,7 @@ def parse_sample(
     qa_value = obj.get("qa_pairs")
     qa_value = [] if qa_value is None else qa_value
     if not isinstance(qa_value, list):
-        raise ctx.error("qa_pairs", f"is {_type_name(qa_value)} (expected a list)")
+        raise ctx.error("qa_pairs", f"is {json_type(qa_value)} (expected a list)")
     qas = tuple(_parse_qa(q, sample_id, i, ctx) for i, q in enumerate(qa_value))
     relevant = None
     if obj.get("relevant_docs") is not None:
@@ -658,7 +646,7 @@ def parse_sample(
     meta = obj.get("meta")
     meta = {} if meta is None else meta
     if not isinstance(meta, dict):
-        raise ctx.error("meta", f"is {_type_name(meta)} (expected an object)")
+        raise ctx.error("meta", f"is {json_type(meta)} (expected an object)")
     return GoldSample(
         id=sample_id,
         line=line,

@@ -37,7 +37,7 @@ _TARGET = {
     "IOE1": "IOE2",
     "IOE2": "IOE2",
 }
-_ALLOWED = {
+ALLOWED_PREFIXES: dict[str, frozenset[str]] = {
     "IOB2": frozenset("BIO"),
     "IOB1": frozenset("BIO"),
     "IOBES": frozenset("BIESO"),
@@ -257,9 +257,9 @@ def decode(
         raise TagSchemeError(f"unknown decoding mode '{mode}' (expected 'lenient' or 'strict')")
     target = _TARGET[scheme]
     if mode == "strict":
-        _check_prefixes(tags, _ALLOWED[scheme], scheme, sentence)
+        _check_prefixes(tags, ALLOWED_PREFIXES[scheme], scheme, sentence)
         return _decode_strict(normalize(tags, scheme), target)
-    allowed = frozenset("BIESO") | _ALLOWED[scheme]
+    allowed = frozenset("BIESO") | ALLOWED_PREFIXES[scheme]
     _check_prefixes(tags, allowed, "lenient decoding", sentence)
     return _decode_lenient(normalize(tags, scheme))
 

@@ -30,7 +30,7 @@ from typing import Any, Literal
 from ragmeter.errors import InputError
 from ragmeter.extraction.errors import TagSchemeError, TokenMismatchError
 from ragmeter.extraction.model import Corpus, Document, Span
-from ragmeter.extraction.tags import SCHEMES, decode, is_well_formed, split_tag
+from ragmeter.extraction.tags import ALLOWED_PREFIXES, SCHEMES, decode, is_well_formed, split_tag
 from ragmeter.extraction.tokenize import get_tokenizer, spans_to_tags
 from ragmeter.io.annotations import ConversionReport, LoadReport, read_text_exact
 from ragmeter.io.files import atomic_write
@@ -47,14 +47,6 @@ __all__ = [
 _DOC_COMMENT = re.compile(r"^#\s*doc_id\s*=\s*(.*?)\s*$")
 _COMMENT = re.compile(r"^#\s+\S+\s*=")
 _ALLOWED_LENIENT = frozenset("BIESO")
-_ALLOWED = {
-    "IOB2": frozenset("BIO"),
-    "IOB1": frozenset("BIO"),
-    "IOBES": frozenset("BIESO"),
-    "BILOU": frozenset("BILUO"),
-    "IOE1": frozenset("IEO"),
-    "IOE2": frozenset("IEO"),
-}
 
 
 @dataclass
@@ -94,7 +86,11 @@ def read_conll(
         raise ValueError(f"scheme={scheme!r} (expected one of {', '.join(SCHEMES)})")
     name = os.fspath(path)
     text = read_text_exact(name)
-    allowed = _ALLOWED[scheme] if mode == "strict" else (_ALLOWED_LENIENT | _ALLOWED[scheme])
+    allowed = (
+        ALLOWED_PREFIXES[scheme]
+        if mode == "strict"
+        else (_ALLOWED_LENIENT | ALLOWED_PREFIXES[scheme])
+    )
     docs: list[ConllDocument] = []
     cur: ConllDocument | None = None
     sent_t: list[str] = []

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["dumps", "to_jsonable"]
+__all__ = ["dumps", "json_type", "to_jsonable"]
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -43,3 +43,24 @@ def to_jsonable(obj: Any) -> Any:
 def dumps(obj: Any, *, indent: int | None = None) -> str:
     """``json.dumps`` of :func:`to_jsonable` output, UTF-8 kept, NaN impossible."""
     return json.dumps(to_jsonable(obj), indent=indent, ensure_ascii=False, allow_nan=False)
+
+
+def json_type(value: Any) -> str:
+    """How an error message names the JSON type of a parsed value ("a string", "null", ...).
+
+    >>> json_type(True), json_type(3.5), json_type(None), json_type([1])
+    ('a boolean', 'a number', 'null', 'a list')
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return f"a {type(value).__name__}"

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import InputError
+from ragmeter.judge.ledger import LEDGER_FIELDS
 
 __all__ = ["CacheEntry", "JudgeCache", "cache_key", "canonical_json"]
 
@@ -63,27 +64,9 @@ CREATE INDEX IF NOT EXISTS judge_ledger_run ON judge_ledger(run_id);
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT);
 """
 
-_LEDGER_COLS = (
-    "run_id",
-    "sample_id",
-    "metric",
-    "stage",
-    "kind",
-    "repeat",
-    "attempts",
-    "cache_hit",
-    "model",
-    "prompt_tokens",
-    "completion_tokens",
-    "cached_prompt_tokens",
-    "cost_usd",
-    "latency_ms",
-    "status",
-    "created",
-)
 _LEDGER_SQL = (
-    f"INSERT INTO judge_ledger ({', '.join(_LEDGER_COLS)}) "
-    f"VALUES ({', '.join('?' for _ in _LEDGER_COLS)})"
+    f"INSERT INTO judge_ledger ({', '.join(LEDGER_FIELDS)}) "
+    f"VALUES ({', '.join('?' for _ in LEDGER_FIELDS)})"
 )
 
 
@@ -258,7 +241,7 @@ class JudgeCache:
         self._begin()
         self.db.execute(
             _LEDGER_SQL,
-            tuple(int(row[c]) if c == "cache_hit" else row[c] for c in _LEDGER_COLS),
+            tuple(int(row[c]) if c == "cache_hit" else row[c] for c in LEDGER_FIELDS),
         )
         self._pending += 1
         if self._pending >= 256 or time.monotonic() - self._last_commit > 1.0:

@@ -20,6 +20,7 @@ from ragmeter import status as st
 from ragmeter._version import __version__
 from ragmeter.report import analysis, queries
 from ragmeter.store import Store
+from ragmeter.store.store import RUN_FIELDS
 
 __all__ = ["build_report", "metric_info", "parse_detail", "task_order_key"]
 
@@ -136,28 +137,7 @@ def record_summary(record: Mapping[str, Any] | None) -> dict[str, str]:
 
 
 def _run_summary(run: Mapping[str, Any], index: int) -> dict[str, Any]:
-    keep = (
-        "id",
-        "evaluation_id",
-        "project",
-        "system",
-        "system_version",
-        "created_at",
-        "finished_at",
-        "ragmeter_version",
-        "config_hash",
-        "dataset_hash",
-        "dataset_path",
-        "dataset_split",
-        "n_samples",
-        "status",
-        "gate_status",
-        "is_baseline",
-        "baseline_run_id",
-        "tags",
-        "notes",
-    )
-    out = {k: run.get(k) for k in keep}
+    out = {k: run.get(k) for k in RUN_FIELDS}
     out["series"] = index
     return out
 

@@ -29,6 +29,7 @@ from ragmeter.datasets.gold import GoldSet
 from ragmeter.errors import InputError
 from ragmeter.io.files import display_name, open_binary, sha256_file
 from ragmeter.io.jsonl import iter_jsonl
+from ragmeter.io.jsonutil import json_type
 
 __all__ = [
     "OUTPUT_KINDS",
@@ -45,19 +46,6 @@ OUTPUT_KINDS = ("run", "answers", "traces", "entities")
 
 _ANSWER_ID_KEYS = ("id", "qid", "q_id", "question_id")
 _ANSWER_KEYS = ("answer", "pred_answer", "response", "actual_answer", "answer_json")
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {
-        bool: "a boolean",
-        int: "a number",
-        float: "a number",
-        str: "a string",
-        list: "a list",
-        dict: "an object",
-    }.get(type(value), type(value).__name__)
 
 
 @dataclass
@@ -110,14 +98,16 @@ def _first_key(obj: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:
 
 def _str_list(value: Any, path: str, line: int, key: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, (str, int)) for v in value):
-        raise InputError(f"{key} is {_kind(value)} (expected a list of ids)", path=path, line=line)
+        raise InputError(
+            f"{key} is {json_type(value)} (expected a list of ids)", path=path, line=line
+        )
     return tuple(str(v) for v in value)
 
 
 def _contexts(value: Any, path: str, line: int) -> tuple[Mapping[str, Any], ...]:
     if not isinstance(value, list):
         raise InputError(
-            f"contexts is {_kind(value)} (expected a list of strings or {{id, text}} objects)",
+            f"contexts is {json_type(value)} (expected a list of strings or {{id, text}} objects)",
             path=path,
             line=line,
         )
@@ -129,7 +119,7 @@ def _contexts(value: Any, path: str, line: int) -> tuple[Mapping[str, Any], ...]
             out.append({k: c[k] for k in ("id", "text", "title") if k in c})
         else:
             raise InputError(
-                f"contexts[{i}] is {_kind(c)} (expected a string or an object with text)",
+                f"contexts[{i}] is {json_type(c)} (expected a string or an object with text)",
                 path=path,
                 line=line,
             )
@@ -163,7 +153,7 @@ def read_answers(path: str | os.PathLike[str], gold: GoldSet) -> OutputFile:
         raw_id = obj[id_key]
         if not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool):
             raise InputError(
-                f"{id_key} is {_kind(raw_id)} (expected a string)", path=name, line=line
+                f"{id_key} is {json_type(raw_id)} (expected a string)", path=name, line=line
             )
         qid = str(raw_id)
         if qid not in gold.qa:
@@ -177,7 +167,7 @@ def read_answers(path: str | os.PathLike[str], gold: GoldSet) -> OutputFile:
             aj = obj.get("answer_json")
             if not isinstance(aj, dict):
                 raise InputError(
-                    f"answer_json is {_kind(aj)} (expected an object with claim and citations)",
+                    f"answer_json is {json_type(aj)} (expected an object with claim and citations)",
                     path=name,
                     line=line,
                 )
@@ -188,7 +178,9 @@ def read_answers(path: str | os.PathLike[str], gold: GoldSet) -> OutputFile:
             answer = obj.get(answer_key)
         if answer is not None and not isinstance(answer, str):
             raise InputError(
-                f"{answer_key} is {_kind(answer)} (expected a string or null)", path=name, line=line
+                f"{answer_key} is {json_type(answer)} (expected a string or null)",
+                path=name,
+                line=line,
             )
         if obj.get("citations") is not None:
             citations = _str_list(obj["citations"], name, line, "citations")
@@ -217,7 +209,9 @@ def read_entities(path: str | os.PathLike[str], gold: GoldSet) -> OutputFile:
     for line, obj in iter_jsonl(path):
         raw_id = obj.get("id")
         if not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool):
-            raise InputError(f"id is {_kind(raw_id)} (expected a sample id)", path=name, line=line)
+            raise InputError(
+                f"id is {json_type(raw_id)} (expected a sample id)", path=name, line=line
+            )
         sid = str(raw_id)
         if sid not in gold.by_id:
             raise _unknown_id("entities", sid, gold, name, line)
@@ -234,7 +228,7 @@ def read_entities(path: str | os.PathLike[str], gold: GoldSet) -> OutputFile:
         if ner is not None:
             if not isinstance(ner, list) or not all(isinstance(m, dict) for m in ner):
                 raise InputError(
-                    f"ner_annotations is {_kind(ner)} (expected a list of "
+                    f"ner_annotations is {json_type(ner)} (expected a list of "
                     "{start, end, type} objects)",
                     path=name,
                     line=line,
@@ -255,7 +249,7 @@ def read_entities(path: str | os.PathLike[str], gold: GoldSet) -> OutputFile:
             if not isinstance(tc.get("primary_type"), str):
                 raise InputError(
                     "type_classification.primary_type is "
-                    f"{_kind(tc.get('primary_type'))} (expected a type label)",
+                    f"{json_type(tc.get('primary_type'))} (expected a type label)",
                     path=name,
                     line=line,
                 )
@@ -263,7 +257,7 @@ def read_entities(path: str | os.PathLike[str], gold: GoldSet) -> OutputFile:
             types = (tc["primary_type"], _str_list(secondary, name, line, "secondary_types"))
         elif tc is not None:
             raise InputError(
-                f"type_classification is {_kind(tc)} (expected a label or an object)",
+                f"type_classification is {json_type(tc)} (expected a label or an object)",
                 path=name,
                 line=line,
             )
@@ -272,7 +266,7 @@ def read_entities(path: str | os.PathLike[str], gold: GoldSet) -> OutputFile:
             not isinstance(links, list) or not all(isinstance(x, dict) for x in links)
         ):
             raise InputError(
-                f"entity_linking is {_kind(links)} (expected a list of link predictions)",
+                f"entity_linking is {json_type(links)} (expected a list of link predictions)",
                 path=name,
                 line=line,
             )
@@ -329,14 +323,14 @@ def read_traces(path: str | os.PathLike[str], gold: GoldSet) -> OutputFile:
     for line, obj in _trace_records(path):
         if not isinstance(obj, dict):
             raise InputError(
-                f"a response is {_kind(obj)} (expected an object with question_id)",
+                f"a response is {json_type(obj)} (expected an object with question_id)",
                 path=name,
                 line=line,
             )
         raw_id = obj.get("question_id")
         if raw_id is None or isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)):
             raise InputError(
-                f"question_id is {_kind(raw_id)} (expected a qid)", path=name, line=line
+                f"question_id is {json_type(raw_id)} (expected a qid)", path=name, line=line
             )
         qid = str(raw_id)
         if qid not in gold.qa:
