@@ -50,6 +50,7 @@ TASK_PROVIDERS: Mapping[str, str] = MappingProxyType(
         "ner": "ragmeter.extraction.registry",
         "classification": "ragmeter.extraction.registry",
         "linking": "ragmeter.extraction.registry",
+        "agreement": "ragmeter.extraction.registry",
     }
 )
 """Task name → module that defines it (a ``TASKS`` tuple of :class:`TaskDef`), in runner order."""
@@ -133,6 +134,7 @@ class TaskDef:
     extra: str | None = None
     needs: frozenset[str] = frozenset()
     spellings: tuple[str, ...] = ()  # extra names offered as suggestions (parameterised forms)
+    runner: bool = True  # False: scored only by its own command (agreement compares raters)
 
     def __post_init__(self) -> None:
         if "." in self.name:

@@ -436,6 +436,20 @@ def test_span_agreement_three_annotators():
     assert rep.to_result().summary["span_f1.type"] == rep.mean_f1["type"]
 
 
+def test_agreement_results_use_registry_names():
+    """Every aggregate an agreement Result carries is a registry metric of task agreement."""
+    names = {m.name for m in registry.get_task("agreement").metrics}
+    ordinal = agreement([[1, 2], [2, 2], [3, 3], [1, 1]], level="ordinal").to_result()
+    spans = span_agreement(
+        {"a": {"d": [(0, 3, "X")]}, "b": {"d": [(0, 3, "X"), (4, 6, "Y")]}}
+    ).to_result()
+    produced = set(ordinal.aggregates) | set(spans.aggregates)
+    assert {"cohen_kappa_quadratic", "krippendorff_alpha", "span_f1.strict"} <= produced
+    assert produced <= names
+    assert registry.resolve("agreement.fleiss_kappa").definition.range == (-1.0, 1.0)
+    assert not registry.get_task("agreement").runner
+
+
 def test_mapping_forms_and_normalizers(tmp_path):
     from ragmeter.extraction.crosskb import check_consistency, load_mapping
 

@@ -1,4 +1,6 @@
-"""Metrics of the ``ner``, ``classification`` and ``linking`` tasks (extraction.md §9).
+"""Metrics of the ``ner``, ``classification``, ``linking`` and ``agreement`` tasks.
+
+See extraction.md §9.
 
 Metric names are the report key paths of the extraction reports (``overall.strict.f1``,
 ``accuracy``, ``macro.f1``, ``ranking.mrr``, ``ranking.hits@10``, ``nil.f1``); the heritage
@@ -283,4 +285,121 @@ def _linking() -> TaskDef:
     )
 
 
-TASKS: tuple[TaskDef, ...] = (_ner(), _classification(), _linking())
+def _agreement() -> TaskDef:
+    """Inter-annotator agreement (``ragmeter agreement``); not a task of ``ragmeter run``."""
+
+    def coef(
+        name: str, summary: str, reference: str, formula: str, citation: str = "", default=False
+    ) -> MetricDef:
+        # chance-corrected coefficients run from -1 (systematic disagreement) to 1
+        return MetricDef(
+            "agreement",
+            name,
+            summary,
+            reference,
+            range=(-1.0, 1.0),
+            formula=formula,
+            citation=citation,
+            level="corpus",
+            default=default,
+        )
+
+    metrics = [
+        MetricDef(
+            "agreement",
+            "observed_agreement",
+            "share of agreeing rater pairs per item, averaged over items (p_o, Fleiss' P̄)",
+            "statsmodels >= 0.14 (fleiss_kappa internals)",
+            formula="P_i = Σ_j n_ij(n_ij − 1)/(n(n − 1)); p_o = mean_i P_i",
+            level="sample",
+            default=True,
+        ),
+        coef(
+            "cohen_kappa",
+            "Cohen's κ, two raters, complete data",
+            "scikit-learn >= 1.3 (cohen_kappa_score)",
+            "κ = 1 − Σw·O / Σw·E",
+            citation="Cohen (1960)",
+            default=True,
+        ),
+        coef(
+            "cohen_kappa_linear",
+            "Cohen's κ with linear weights (ordered categories)",
+            "scikit-learn >= 1.3 (cohen_kappa_score, weights='linear')",
+            "κ_w = 1 − Σw·O / Σw·E, w = |i − j|",
+        ),
+        coef(
+            "cohen_kappa_quadratic",
+            "Cohen's κ with quadratic weights (ordered categories)",
+            "scikit-learn >= 1.3 (cohen_kappa_score, weights='quadratic')",
+            "κ_w = 1 − Σw·O / Σw·E, w = (i − j)²",
+        ),
+        coef(
+            "scotts_pi",
+            "Scott's π, two raters (pooled marginals)",
+            "statsmodels >= 0.14 (fleiss_kappa, two raters)",
+            "π = (p_o − p_e)/(1 − p_e), p_e = Σ_k p̄_k²",
+            citation="Scott (1955)",
+        ),
+        coef(
+            "fleiss_kappa",
+            "Fleiss' κ, any number of raters, complete data",
+            "statsmodels >= 0.14 (fleiss_kappa, method='fleiss')",
+            "κ = (P̄ − p_e)/(1 − p_e), p_e = Σ_j p_j²",
+            citation="Fleiss (1971)",
+            default=True,
+        ),
+        coef(
+            "randolph_kappa",
+            "Randolph's free-marginal κ",
+            "statsmodels >= 0.14 (fleiss_kappa, method='randolph')",
+            "κ = (P̄ − 1/q)/(1 − 1/q)",
+            citation="Randolph (2005)",
+        ),
+        coef(
+            "krippendorff_alpha",
+            "Krippendorff's α (missing ratings allowed; nominal/ordinal/interval/ratio)",
+            "krippendorff >= 0.6 (alpha)",
+            "α = 1 − (n − 1)·Σ o_ck δ_ck / Σ n_c n_k δ_ck",
+            citation="Krippendorff (2011)",
+            default=True,
+        ),
+        coef(
+            "gwet_ac1",
+            "Gwet's AC1 (robust to the kappa paradox)",
+            "Gwet (2008), multi-rater form",
+            "AC1 = (p_a − p_e)/(1 − p_e), p_e = Σ_k π_k(1 − π_k)/(q − 1)",
+            citation="Gwet (2008)",
+        ),
+        MetricDef(
+            "agreement",
+            "token_kappa",
+            "Cohen's κ on the token tags of two annotators' spans",
+            "scikit-learn >= 1.3 (cohen_kappa_score)",
+            range=(-1.0, 1.0),
+            level="corpus",
+        ),
+    ]
+    for schema in _SCHEMAS:
+        metrics.append(
+            MetricDef(
+                "agreement",
+                f"span_f1.{schema}",
+                f"pairwise span F1 between annotators, mean over pairs ({schema} schema)",
+                NERVALUATE,
+                formula="F1 = 2·|A∩B| / (|A| + |B|)",
+                citation="Hripcsak & Rothschild (2005)",
+                level="sample",
+                default=schema == "strict",
+            )
+        )
+    return TaskDef(
+        "agreement",
+        "ragmeter.extraction.iaa",
+        "Inter-annotator agreement: κ, π, α and AC1 for labels, pairwise span F1 for entities",
+        tuple(metrics),
+        runner=False,
+    )
+
+
+TASKS: tuple[TaskDef, ...] = (_ner(), _classification(), _linking(), _agreement())

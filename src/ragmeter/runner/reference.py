@@ -18,11 +18,10 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 from ragmeter import registry
-from ragmeter.registry import TASK_PROVIDERS
 from ragmeter.runner import config as cfg
 from ragmeter.runner.gates import PROFILES
 from ragmeter.runner.judge_settings import NOT_CONFIGURED
-from ragmeter.runner.tasks import get_adapter
+from ragmeter.runner.tasks import get_adapter, task_names
 
 __all__ = ["render"]
 
@@ -172,7 +171,7 @@ def render() -> str:
         "Each key names a task; its value holds the task's options. A task reads the system "
         "outputs listed; a system without them is not evaluated on that task.",
     ]
-    for task in TASK_PROVIDERS:
+    for task in task_names():
         adapter = get_adapter(task)
         extra = f" Needs `ragmeter[{adapter.extra}]`." if adapter.extra else ""
         out += [

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 
-from ragmeter.registry import TASK_PROVIDERS
+from ragmeter.registry import TASK_PROVIDERS, get_task
 from ragmeter.runner.tasks.base import TaskAdapter, TaskContext, TaskOptions, TaskSkipped
 
 __all__ = [
@@ -35,14 +35,15 @@ def unregister_adapter(name: str) -> None:
 
 def task_names() -> list[str]:
     """Every runner task, in runner order (built-in tasks, then registered ones)."""
-    return [*TASK_PROVIDERS, *sorted(set(_registered) - set(TASK_PROVIDERS))]
+    built_in = [t for t in TASK_PROVIDERS if get_task(t).runner]
+    return [*built_in, *sorted(set(_registered) - set(TASK_PROVIDERS))]
 
 
 def get_adapter(task: str) -> TaskAdapter:
     """The adapter of ``task`` (a registry task name)."""
     if task in _registered:
         return _registered[task]
-    if task not in TASK_PROVIDERS:
+    if task not in TASK_PROVIDERS or not get_task(task).runner:
         raise KeyError(task)
     module = importlib.import_module(f"ragmeter.runner.tasks.{task}")
     return module.ADAPTER
