@@ -115,6 +115,14 @@ def _folder_runs(folder: Path, pick: str | None) -> list[StoredRun]:
     return out
 
 
+FILE_SUFFIXES = (".txt", ".run", ".trec", ".tsv", ".qrels", ".gz", ".json", ".jsonl", ".parquet")
+
+
+def _looks_like_a_path(ref: str) -> bool:
+    """A missing file (a mistyped QRELS or run) is reported as such, not looked up as a run."""
+    return "/" in ref or "\\" in ref or ref.lower().endswith(FILE_SUFFIXES)
+
+
 def _pa_scored() -> Any:
     import pyarrow as pa
 
@@ -150,7 +158,7 @@ def load_runs(refs: list[str], store: str | None, stack: ExitStack) -> list[Stor
             found = _folder_runs(path, None)
         elif (path.parent / "summary.json").is_file() and str(path.parent) not in ("", "."):
             found = _folder_runs(path.parent, path.name)
-        elif ("/" in ref or "\\" in ref) and store is None:
+        elif store is None and _looks_like_a_path(ref):
             raise InputError("no such file, results folder or stored run", path=ref)
         else:
             if handle is None:
