@@ -34,11 +34,8 @@ class StoredRun:
     version: str | None
     source: str
     metrics: list[Key]
-    read: Callable[[str, str], tuple[dict[str, float], Counter[str]]] = field(repr=False)
-
-    def values(self, task: str, metric: str) -> tuple[dict[str, float], Counter[str]]:
-        """Sample id → value of the scored rows, and the counts of the other statuses."""
-        return self.read(task, metric)
+    # (task, metric) → sample id → value of the scored rows, and the other statuses' counts
+    values: Callable[[str, str], tuple[dict[str, float], Counter[str]]] = field(repr=False)
 
 
 def is_stored_mode(paths: list[str], store: str | None) -> bool:
