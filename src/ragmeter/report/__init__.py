@@ -4,8 +4,10 @@
 every stylesheet, script and number inlined, no request to any other host, readable from a
 ``file://`` URL, a CI artifact or an e-mail attachment.
 
->>> from ragmeter.report import write_report  # doctest: +SKIP
->>> write_report("sqlite:///.ragmeter/ragmeter.db", ["latest"], "report.html")  # doctest: +SKIP
+Usage, on the store a ``ragmeter run`` wrote::
+
+    from ragmeter.report import write_report
+    write_report("sqlite:///.ragmeter/ragmeter.db", ["latest"], "report.html")
 """
 
 from __future__ import annotations
