@@ -242,8 +242,13 @@ def test_metric_suggestions(tmp_path):
 
 
 def test_trec_mode_without_the_engine_or_with_too_few_runs(tmp_path):
-    res = invoke("compare", "qrels.txt", "run.txt")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\n", encoding="utf-8")
+    res = invoke("compare", str(qrels), "run.txt")
     assert res.code == 2 and "expected QRELS and at least 2 runs" in res.stderr
+    # a QRELS file that does not exist is not taken for a stored run
+    res = invoke("compare", "qrels.txt", "a.run", "b.run")
+    assert res.stderr == "qrels.txt: no such file, results folder or stored run\n"
     res = invoke("compare", "--per-sample", "only.jsonl")
     assert res.code == 2 and "needs at least 2 files" in res.stderr
 

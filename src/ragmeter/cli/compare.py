@@ -1,8 +1,11 @@
 """``ragmeter compare``: significance tests between systems (stats.md §8, §10).
 
-Two input modes: TREC runs scored by the retrieval engine (``QRELS RUN_A RUN_B ...``), or one
-per-sample metric file per system (``--per-sample a.jsonl b.jsonl``). The comparison itself is
-:func:`ragmeter.stats.compare`; this module reads inputs and prints.
+Three input modes, chosen in this order: one per-sample metric file per system (``--per-sample
+a.jsonl b.jsonl``); stored runs (``RUN RUN ...``: run ids, evaluation ids, ``latest`` or saved
+``results/<evaluation-id>/`` folders) when ``--store`` is given or the first argument is not a
+file; otherwise TREC runs scored by the retrieval engine (``QRELS RUN_A RUN_B ...``, QRELS being
+an existing file). The comparison itself is :func:`ragmeter.stats.compare`; this module reads
+inputs and prints.
 """
 
 from __future__ import annotations
@@ -10,11 +13,21 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ragmeter.cli.stored_runs import (
+    default_metrics,
+    is_stored_mode,
+    iter_notes,
+    load_runs,
+    resolve_metrics,
+    stored_scores,
+    system_names,
+)
 from ragmeter.errors import UsageError
 
 if TYPE_CHECKING:
@@ -254,8 +267,9 @@ def register(app: typer.Typer) -> None:
         paths: Annotated[
             list[str],
             typer.Argument(
-                help="QRELS RUN_A RUN_B [RUN_C ...] (TREC runs), or with --per-sample one "
-                "per-sample metric file per system.",
+                help="Stored runs: RUN RUN [RUN ...] (run ids, evaluation ids, 'latest', "
+                "results/<evaluation-id>/ folders); or QRELS RUN_A RUN_B [...] (TREC runs; "
+                "QRELS is an existing file); or with --per-sample one per-sample file per system.",
                 show_default=False,
                 metavar="PATHS",
             ),
@@ -265,7 +279,8 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "-m",
                 "--metric",
-                help="Metric to compare (repeat). TREC: any retrieval name "
+                help="Metric to compare (repeat). Stored runs: task.metric (retrieval.nDCG@10; "
+                "default: the tasks' default sample-level metrics). TREC: any retrieval name "
                 "(nDCG@10, RR, ndcg_cut.10); --per-sample: a key of the files.",
             ),
         ] = None,
@@ -278,6 +293,14 @@ def register(app: typer.Typer) -> None:
         name: Annotated[
             list[str] | None,
             typer.Option("--name", help="System names, one per run (repeat)."),
+        ] = None,
+        store: Annotated[
+            str | None,
+            typer.Option(
+                "--store",
+                help="Results store of the stored runs (sqlite:///PATH or postgresql://...; "
+                "default sqlite:///.ragmeter/ragmeter.db). Selects stored-run mode.",
+            ),
         ] = None,
         test: str = typer.Option(
             "randomization", "--test", help="randomization | t | wilcoxon | bootstrap."
@@ -335,8 +358,14 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Compare systems with paired significance tests, corrections and effect sizes.
 
+        ragmeter compare latest -m retrieval.nDCG@10 -m answers.f1
+        ragmeter compare RUN_ID RUN_ID --store sqlite:///r.db --test t --json
+        ragmeter compare results/20260101T120000Z-ab12cd/ -m retrieval.RR
         ragmeter compare QRELS RUN_A RUN_B -m nDCG@10 -m RR
         ragmeter compare --per-sample a.jsonl b.jsonl -m f1 --json
+
+        Mode: --per-sample files; else stored runs when --store is given or the first
+        argument is not a file; else TREC (the first argument is the QRELS file).
         """
         _choice(test, TESTS, "--test")
         _choice(fmt, FORMATS, "--format")
@@ -358,6 +387,7 @@ def register(app: typer.Typer) -> None:
             raise UsageError(
                 "--ranx and --ultrarag are different presets; pick one", command=COMMAND
             )
+        directions: dict[str, str] = {}
         if per_sample:
             if len(paths) < 2:
                 raise UsageError(
@@ -365,6 +395,27 @@ def register(app: typer.Typer) -> None:
                 )
             systems = _system_names(paths, name or [])
             scores, metrics, info = _per_sample_scores(paths, systems, list(metric or []), id_key)
+        elif is_stored_mode(paths, store):
+            if ultrarag:
+                raise UsageError(
+                    "--ultrarag scores TREC runs; for stored runs use --format ultrarag",
+                    command=COMMAND,
+                )
+            with ExitStack() as stack:
+                runs = load_runs(paths, store, stack)
+                systems = system_names(runs, name or [])
+                keys = resolve_metrics(metric, runs) if metric else default_metrics(runs)
+                if not keys:
+                    raise UsageError(
+                        "the runs share no default sample-level metric; name them with "
+                        "-m task.metric",
+                        command=COMMAND,
+                    )
+                scores, metrics, info, directions = stored_scores(
+                    runs, systems, keys, required=bool(metric)
+                )
+            for note in iter_notes(info):
+                print(note, file=sys.stderr)
         else:
             if len(paths) < 3:
                 raise UsageError(
@@ -411,15 +462,21 @@ def register(app: typer.Typer) -> None:
                     ci=ci,
                     ranx_compat=ranx,
                     two_sided=two_sided,
+                    directions=directions,
                 )
         except UsageError:
             raise
         except ValueError as exc:
             from ragmeter.errors import InputError
 
-            if isinstance(exc, InputError):
+            # the engine names its Python arguments; the command line has options
+            message = str(exc).replace(
+                "use missing='fill' with a fill_value, or missing='intersect'",
+                "use --missing fill or --missing intersect",
+            )
+            if isinstance(exc, InputError) and message == str(exc):
                 raise
-            raise UsageError(str(exc), command=COMMAND) from None
+            raise UsageError(message, command=COMMAND) from None
         if out_format == "table":
             _rich_tables(report)
             text = report.to_table() + "\n"
