@@ -104,6 +104,43 @@ def test_stream_errors_name_the_physical_line(write):
     assert res.stderr.startswith(f"{rp}:53: score 'nan' is not finite")
 
 
+@pytest.mark.parametrize("how", ["file", "gzip file", "stdin"])
+def test_stream_reads_mapped_and_read_inputs_alike(write, how):
+    """A plain file is memory-mapped; gzip and stdin are read: the output is the same."""
+    raw = (DATA / "results.test").read_bytes()
+    if how == "gzip file":
+        run, stdin = write("run.gz", gzip.compress(raw)), None
+    elif how == "stdin":
+        run, stdin = "-", raw
+    else:
+        run, stdin = str(DATA / "results.test"), None
+    args = ["--stream", "--batch-rows", "61", "-m", "all_trec", str(DATA / "qrels.test"), run]
+    res = run_cli("trec", *args, stdin=stdin)
+    assert res.code == 0, res.stderr
+    assert res.stdout == (DATA / "out.test.a").read_text()
+
+
+@pytest.mark.parametrize("how", ["file", "stdin"])
+def test_stream_messages_count_lines_across_chunks(write, how):
+    """Line numbers in later chunks: counted lazily on a map, as read from stdin."""
+    lines = ["# c\n", "\n"]
+    lines += [f"q{q} Q0 d{i} {i} {100 - i} r\n" for q in range(1, 30) for i in range(20)]
+    good = "".join(lines)
+    q = write("q.txt", "q1 0 d1 1\n")
+
+    def check(text: str, expected: str) -> None:
+        path = write("run.txt", text)
+        run, stdin = (path, None) if how == "file" else ("-", text.encode())
+        res = run_cli("trec", "--stream", "--batch-rows", "8", q, run, stdin=stdin)
+        assert res.code == 2
+        assert res.stderr.startswith(f"{path if how == 'file' else '<stdin>'}:{expected}")
+
+    bad = lines.copy()
+    bad[401] = "q20 Q0 d99 1 abc r\n"
+    check("".join(bad), "402: score 'abc' is not a number")
+    check(good + "q3 Q0 d5 1 1 r\n", "583: query 'q3' appears again after other queries")
+
+
 def test_jsonl_run_and_qrels(write):
     run = write(
         "trace.jsonl",
