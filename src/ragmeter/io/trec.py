@@ -886,9 +886,13 @@ def _last_tag(inp: _Input) -> str:
 
 
 def run_from_input(
-    inp: _Input, *, with_source: bool = False, allow_empty: bool = False
+    inp: _Input, *, with_source: bool = False, allow_empty: bool = False, trim: bool = True
 ) -> Run | None:
-    """Parse an opened TREC run input (a whole file or one chunk of a stream)."""
+    """Parse an opened TREC run input (a whole file or one chunk of a stream).
+
+    ``trim=False`` keeps the parse's freed buffers in the process for the next chunk of a
+    stream to reuse (trimming after every chunk cost ~3.5 s of page faults on 100M lines).
+    """
     types = {**_RUN_TYPES, "tag": _TAG_TYPE} if with_source else _RUN_TYPES
     table = _parse_lines(
         inp,
@@ -926,8 +930,9 @@ def run_from_input(
         runid = _last_tag(inp)
     qid, docno = table.column("qid"), table.column("docno")
     del table
-    # hand the parse's transient buffers back to the OS: they set the peak memory otherwise
-    pa.default_memory_pool().release_unused()
+    if trim:
+        # hand the parse's transient buffers back to the OS: they set the peak memory otherwise
+        pa.default_memory_pool().release_unused()
     return Run(qid=qid, docno=docno, score=score, runid=runid, origin=origin, source=tag)
 
 

@@ -249,7 +249,7 @@ def evaluate_stream_with(
     carried: list[Part] = []
     for chunk in iter_chunks(source, chunk_bytes):
         inp = _Input(name, None, chunk.data, bytes(chunk.data[: 1 << 16]), chunk.line_offset)
-        run = run_from_input(inp, allow_empty=True)
+        run = run_from_input(inp, allow_empty=True, trim=False)
         if run is None:
             continue
         info.lines += len(run)
