@@ -79,6 +79,18 @@ def test_stream_rejects_an_ungrouped_run():
     )
 
 
+@pytest.mark.parametrize("batch", range(1, 10))
+@pytest.mark.parametrize(
+    ("order", "line"),
+    [("aaabbba", 7), ("aaabbbcccb", 10), ("abbbbbbba", 9), ("aaaaaaaaaba", 11)],
+)
+def test_stream_finds_a_regrouped_query_at_any_chunk_boundary(write, batch, order, line):
+    """Wherever the chunks fall, a query that comes back is reported at its first line back."""
+    run = write("run.txt", "".join(f"{q} Q0 d{i} 1 {100 - i} r\n" for i, q in enumerate(order)))
+    with pytest.raises(InputError, match=f"^{run}:{line}: query '{order[line - 1]}' appears"):
+        evaluate_stream(write("q.txt", "a 0 d0 1\n"), run, ["P.5"], batch_rows=batch)
+
+
 def test_stream_from_gzip_stdin():
     data = gzip.compress((DATA / "results.test").read_bytes())
     res = run_cli(

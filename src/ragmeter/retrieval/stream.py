@@ -162,20 +162,15 @@ def _build(parts: list[Part], name: str) -> Run:
     )
 
 
-def _split(parts: list[Part], at: int) -> tuple[list[Part], list[Part]]:
-    """The parts of rows [0, at) and [at, end)."""
-    head: list[Part] = []
-    tail: list[Part] = []
-    for r, a, n in parts:
-        if at >= n:
-            head.append((r, a, n))
-        elif at <= 0:
-            tail.append((r, a, n))
-        else:
-            head.append((r, a, at))
-            tail.append((r, a + at, n - at))
-        at -= n
-    return head, tail
+def _parsed_chunks(source: str | os.PathLike[str], chunk_bytes: int) -> Iterator[Run]:
+    """The input's chunks that hold data lines, parsed (a chunk of comments yields nothing)."""
+    name = display_name(source)
+    for chunk in iter_chunks(source, chunk_bytes):
+        inp = _Input(name, None, chunk.data, bytes(chunk.data[: 1 << 16]), chunk.line_offset)
+        # no allocator trim per chunk: the next chunk's parse reuses the freed buffers
+        run = run_from_input(inp, allow_empty=True, trim=False)
+        if run is not None:
+            yield run
 
 
 @dataclass
@@ -246,29 +241,36 @@ def evaluate_stream_with(
             pieces[0].counts += pieces[-1].counts
             pieces[-1].counts = np.zeros(0, dtype=np.int64)
 
-    carried: list[Part] = []
-    for chunk in iter_chunks(source, chunk_bytes):
-        inp = _Input(name, None, chunk.data, bytes(chunk.data[: 1 << 16]), chunk.line_offset)
-        run = run_from_input(inp, allow_empty=True, trim=False)
-        if run is None:
-            continue
+    carried: list[Part] = []  # rows of the trailing query, which the next chunk may continue
+    carried_qid: bytes | None = None
+    # (Parsing the next chunk on a thread while this one is evaluated gained nothing on 2 cores:
+    # Arrow's CSV reader already keeps both busy, and two chunks in flight fault in more pages.)
+    for run in _parsed_chunks(source, chunk_bytes):
         info.lines += len(run)
         info.runid = run.runid
-        parts = [*carried, (run, 0, len(run))]
-        batch = _build(parts, name)
-        qids, codes = K._qid_codes(batch.qid)
+        qids, codes = K._qid_codes(run.qid)
         starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
-        block_codes = codes[starts].tolist()
-        seen_here: set[int] = set()
-        for b, c in zip(starts.tolist(), block_codes, strict=True):
-            if c in seen_here or qids[c] in finished:
-                raise _grouping_error(batch, b, qids[c])
-            seen_here.add(c)
+        block_qids = [qids[c] for c in codes[starts].tolist()]
+        seen_here: set[bytes] = set()
+        for i, (b, q) in enumerate(zip(starts.tolist(), block_qids, strict=True)):
+            if i == 0 and q == carried_qid:
+                continue  # the carried query goes on
+            if q in seen_here or q in finished or q == carried_qid:
+                raise _grouping_error(run, b, q)
+            seen_here.add(q)
         info.qids.update(qids)
-        # carry the trailing (possibly incomplete) query into the next batch
+        # every query but the last is complete: evaluate them (with the carried rows), and
+        # carry the last, possibly incomplete, query into the next chunk
+        if carried_qid is not None and block_qids[0] != carried_qid:
+            finished.add(carried_qid)
+        finished.update(block_qids[:-1])
         tail = int(starts[-1])
-        finished.update(qids[c] for c in block_codes[:-1])
-        head, carried = _split(parts, tail)
+        rest: Part = (run, tail, len(run) - tail)
+        if tail == 0 and block_qids[0] == carried_qid:
+            carried.append(rest)  # one query, longer than a chunk so far
+            continue
+        head = [*carried, (run, 0, tail)] if tail else carried
+        carried, carried_qid = [rest], block_qids[-1]
         if head:
             evaluate_batch(_build(head, name))
     if carried:
