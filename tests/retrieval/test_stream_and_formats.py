@@ -133,6 +133,25 @@ def test_stream_reads_mapped_and_read_inputs_alike(write, how):
 
 
 @pytest.mark.parametrize("how", ["file", "stdin"])
+def test_stream_lines_longer_than_a_chunk(write, how):
+    """A chunk is ~40 bytes per batch row; a longer line is read whole, on either path."""
+    docs = [f"doc{i}-" + "x" * (37 * i) for i in range(12)]
+    text = "".join(f"q{i % 3} Q0 {d} {i} {50 - i} r\n" for i, d in enumerate(docs))
+    text = "".join(sorted(text.splitlines(keepends=True), key=lambda ln: ln[:2]))
+    run = write("run.txt", text.rstrip("\n"))  # and no newline at the end
+    q = write("q.txt", "".join(f"q{i % 3} 0 {d} {i % 2}\n" for i, d in enumerate(docs)))
+    expected = invoke("trec", "-q", "-m", "all_trec", q, run)
+    assert expected.code == 0, expected.stderr
+    args = ["-q", "-m", "all_trec", "--stream", "--batch-rows", "1", q]
+    if how == "file":
+        res = run_cli("trec", *args, run)
+    else:
+        res = run_cli("trec", *args, "-", stdin=(text.rstrip("\n")).encode())
+    assert res.code == 0, res.stderr
+    assert res.stdout == expected.stdout
+
+
+@pytest.mark.parametrize("how", ["file", "stdin"])
 def test_stream_messages_count_lines_across_chunks(write, how):
     """Line numbers in later chunks: counted lazily on a map, as read from stdin."""
     lines = ["# c\n", "\n"]

@@ -95,28 +95,40 @@ def _count_lines(mm: mmap.mmap, end: int) -> int:
 
 
 def _read_chunks(path: str | os.PathLike[str], chunk_bytes: int) -> Iterator[Chunk]:
-    """Chunks read from a file object (stdin, pipes, gzip); lines are counted as they pass."""
+    """Chunks read from a file object (stdin, pipes, gzip); lines are counted as they pass.
+
+    Each chunk is read into its own buffer, after the partial line the previous chunk left, and
+    handed on as a view: one copy of the data, where read-join-cut made three (and raised the
+    peak RSS of a 100M-line stdin run by the same amount).
+    """
     name = display_name(path)
     carry = b""
     offset = 0
+    want = max(chunk_bytes, 1)
     with open_binary(path, allow_stdin=True) as fh:
         while True:
+            buf = bytearray(len(carry) + want)
+            buf[: len(carry)] = carry
+            filled = len(carry)
+            view = memoryview(buf)
             try:
-                block = fh.read(max(chunk_bytes, 1))
+                while filled < len(buf) and (n := fh.readinto(view[filled:])):
+                    filled += n
             except (OSError, EOFError) as exc:
                 raise InputError(f"cannot read (not a gzip stream: {exc})", path=name) from None
-            if not block:
+            if filled == len(carry):  # end of input
                 if carry:
                     yield Chunk(carry, offset)
                 return
-            data = carry + block if carry else block
-            cut = data.rfind(b"\n")
-            if cut < 0:
-                carry = data
+            cut = buf.rfind(b"\n", 0, filled) if filled == len(buf) else filled - 1
+            if cut < 0:  # one line longer than a chunk so far: read on
+                carry = bytes(view[:filled])
+                want *= 2
                 continue
-            chunk, carry = data[: cut + 1], data[cut + 1 :]
-            yield Chunk(chunk, offset)
-            offset += chunk.count(b"\n")
+            carry = bytes(view[cut + 1 : filled])
+            yield Chunk(view[: cut + 1], offset)
+            offset += buf.count(b"\n", 0, cut + 1)
+            want = max(chunk_bytes, 1)
 
 
 @dataclass(frozen=True, eq=False)
