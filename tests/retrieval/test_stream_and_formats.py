@@ -79,6 +79,18 @@ def test_stream_rejects_an_ungrouped_run():
     )
 
 
+@pytest.mark.parametrize("batch", range(1, 10))
+@pytest.mark.parametrize(
+    ("order", "line"),
+    [("aaabbba", 7), ("aaabbbcccb", 10), ("abbbbbbba", 9), ("aaaaaaaaaba", 11)],
+)
+def test_stream_finds_a_regrouped_query_at_any_chunk_boundary(write, batch, order, line):
+    """Wherever the chunks fall, a query that comes back is reported at its first line back."""
+    run = write("run.txt", "".join(f"{q} Q0 d{i} 1 {100 - i} r\n" for i, q in enumerate(order)))
+    with pytest.raises(InputError, match=f"^{run}:{line}: query '{order[line - 1]}' appears"):
+        evaluate_stream(write("q.txt", "a 0 d0 1\n"), run, ["P.5"], batch_rows=batch)
+
+
 def test_stream_from_gzip_stdin():
     data = gzip.compress((DATA / "results.test").read_bytes())
     res = run_cli(
@@ -102,6 +114,62 @@ def test_stream_errors_name_the_physical_line(write):
     res = invoke("trec", "--stream", "--batch-rows", "8", write("q.txt", "q1 0 d1 1\n"), rp)
     assert res.code == 2
     assert res.stderr.startswith(f"{rp}:53: score 'nan' is not finite")
+
+
+@pytest.mark.parametrize("how", ["file", "gzip file", "stdin"])
+def test_stream_reads_mapped_and_read_inputs_alike(write, how):
+    """A plain file is memory-mapped; gzip and stdin are read: the output is the same."""
+    raw = (DATA / "results.test").read_bytes()
+    if how == "gzip file":
+        run, stdin = write("run.gz", gzip.compress(raw)), None
+    elif how == "stdin":
+        run, stdin = "-", raw
+    else:
+        run, stdin = str(DATA / "results.test"), None
+    args = ["--stream", "--batch-rows", "61", "-m", "all_trec", str(DATA / "qrels.test"), run]
+    res = run_cli("trec", *args, stdin=stdin)
+    assert res.code == 0, res.stderr
+    assert res.stdout == (DATA / "out.test.a").read_text()
+
+
+@pytest.mark.parametrize("how", ["file", "stdin"])
+def test_stream_lines_longer_than_a_chunk(write, how):
+    """A chunk is ~40 bytes per batch row; a longer line is read whole, on either path."""
+    docs = [f"doc{i}-" + "x" * (37 * i) for i in range(12)]
+    text = "".join(f"q{i % 3} Q0 {d} {i} {50 - i} r\n" for i, d in enumerate(docs))
+    text = "".join(sorted(text.splitlines(keepends=True), key=lambda ln: ln[:2]))
+    run = write("run.txt", text.rstrip("\n"))  # and no newline at the end
+    q = write("q.txt", "".join(f"q{i % 3} 0 {d} {i % 2}\n" for i, d in enumerate(docs)))
+    expected = invoke("trec", "-q", "-m", "all_trec", q, run)
+    assert expected.code == 0, expected.stderr
+    args = ["-q", "-m", "all_trec", "--stream", "--batch-rows", "1", q]
+    if how == "file":
+        res = run_cli("trec", *args, run)
+    else:
+        res = run_cli("trec", *args, "-", stdin=(text.rstrip("\n")).encode())
+    assert res.code == 0, res.stderr
+    assert res.stdout == expected.stdout
+
+
+@pytest.mark.parametrize("how", ["file", "stdin"])
+def test_stream_messages_count_lines_across_chunks(write, how):
+    """Line numbers in later chunks: counted lazily on a map, as read from stdin."""
+    lines = ["# c\n", "\n"]
+    lines += [f"q{q} Q0 d{i} {i} {100 - i} r\n" for q in range(1, 30) for i in range(20)]
+    good = "".join(lines)
+    q = write("q.txt", "q1 0 d1 1\n")
+
+    def check(text: str, expected: str) -> None:
+        path = write("run.txt", text)
+        run, stdin = (path, None) if how == "file" else ("-", text.encode())
+        res = run_cli("trec", "--stream", "--batch-rows", "8", q, run, stdin=stdin)
+        assert res.code == 2
+        assert res.stderr.startswith(f"{path if how == 'file' else '<stdin>'}:{expected}")
+
+    bad = lines.copy()
+    bad[401] = "q20 Q0 d99 1 abc r\n"
+    check("".join(bad), "402: score 'abc' is not a number")
+    check(good + "q3 Q0 d5 1 1 r\n", "583: query 'q3' appears again after other queries")
 
 
 def test_jsonl_run_and_qrels(write):

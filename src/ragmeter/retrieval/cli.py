@@ -296,6 +296,7 @@ def _run(cfg: dict[str, Any]) -> str:
             run_path,
             batch_rows=cfg["batch_rows"],
             run_format=cfg["run_format"],
+            hash_input=hashes,
         )
     else:
         run = io_trec.read_run(

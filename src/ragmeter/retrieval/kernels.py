@@ -15,6 +15,7 @@ trec_eval adds them (:func:`seg_cumsum`), never as differences of a prefix sum a
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -174,6 +175,11 @@ class QrelsIndex:
         return len(self.qids)
 
     def qid_lookup(self) -> dict[bytes, int]:
+        """qid → query code (do not modify: it is built once, for every batch of a stream)."""
+        return self._qid_lookup
+
+    @functools.cached_property
+    def _qid_lookup(self) -> dict[bytes, int]:
         return {q: i for i, q in enumerate(self.qids)}
 
 
