@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["InputError", "RagmeterError", "UsageError"]
+__all__ = ["InputError", "Interrupted", "RagmeterError", "UsageError"]
 
 
 class RagmeterError(Exception):
@@ -70,3 +70,9 @@ class UsageError(RagmeterError, ValueError):
         self.message = message
         self.command = command
         super().__init__(f"ragmeter {command}: {message}" if command else message)
+
+
+class Interrupted(RagmeterError):
+    """Ctrl-C, reported with what was kept (exit status 130, the shell's convention for SIGINT)."""
+
+    exit_status = 130

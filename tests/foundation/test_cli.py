@@ -64,3 +64,44 @@ def test_import_is_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_ctrl_c_is_one_line_and_exit_130():
+    """Ctrl-C while a command waits on stdin: exit 130 and one line, no traceback."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.helpers import REPO
+
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ragmeter", "answers", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        # a shell's background job inherits SIGINT ignored, and Python would keep it so
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        # wait until the command is blocked in read(0, ...): syscall 0 on x86-64, 63 on arm64
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with open(f"/proc/{proc.pid}/syscall") as fh:
+                fields = fh.read().split()
+            if fields[:2] in (["0", "0x0"], ["63", "0x0"]):
+                break
+            time.sleep(0.02)
+        else:
+            raise AssertionError("ragmeter answers never blocked on stdin")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130
+    assert out == b""
+    assert err.decode() == "ragmeter: interrupted (finished work is kept)\n"

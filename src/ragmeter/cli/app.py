@@ -29,6 +29,8 @@ COMMAND_MODULES = (
     "ragmeter.cli.metrics",
 )
 
+INTERRUPTED = 130  # exit status after Ctrl-C (128 + SIGINT), as shells report it
+
 HELP = (
     "Evaluate retrieval runs, answers, LLM-judged quality, agent steps and information "
     "extraction; compare systems, gate releases, keep every run."
@@ -92,6 +94,8 @@ def run(argv: list[str]) -> int:
         exc.show()  # type: ignore[attr-defined]
         return int(getattr(exc, "exit_code", 2))
     except (typer.Abort, KeyboardInterrupt):
+        rv = INTERRUPTED
+    if rv == INTERRUPTED:
+        # typer turns Ctrl-C inside a command into a silent Exit(130), returned here as 130
         print("ragmeter: interrupted (finished work is kept)", file=sys.stderr)
-        return 130
     return rv if isinstance(rv, int) else 0

@@ -410,7 +410,7 @@ def _open_cache(path: Path | None, command: str) -> Any:
 def _run_judge(a: dict[str, Any]) -> int:
     import asyncio
 
-    from ragmeter.errors import UsageError
+    from ragmeter.errors import Interrupted, UsageError
     from ragmeter.io.jsonutil import dumps
     from ragmeter.io.judge import parse_key_map, read_samples, required_inputs
     from ragmeter.judge.client import FatalJudgeError
@@ -574,8 +574,9 @@ def _run_judge(a: dict[str, Any]) -> int:
             raise UsageError(str(exc), command="judge") from None
         except KeyboardInterrupt:
             kept = f"; finished samples in {partial}" if partial is not None else ""
-            _err(f"ragmeter judge: interrupted; finished calls are in the cache{kept}")
-            raise
+            raise Interrupted(
+                f"ragmeter judge: interrupted; finished calls are in the cache{kept}"
+            ) from None
         finished = True
     finally:
         if bar is not None:
