@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import CONFORMANCE
+from tests.runner.conftest import pg_cluster, pg_url  # noqa: F401  (PostgreSQL fixtures)
 
 STATS = CONFORMANCE / "stats"
 

@@ -26,9 +26,9 @@ BM25, HYBRID = "bm25-v3", "hybrid-v1"
 
 
 class Heritage:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, url: str | None = None) -> None:
         self.root = root
-        self.url = f"sqlite:///{root / 'runs.db'}"
+        self.url = url or f"sqlite:///{root / 'runs.db'}"
         res = invoke(*self._run_args(EXAMPLE / "ragmeter.yaml"))
         assert res.code == 0, res.stderr
         with open_store(self.url) as store:
@@ -130,6 +130,16 @@ def test_store_runs_equal_compare_on_sample_values(heritage):
         pair["result"]["mean_diff"], 0.6872739183844563 - 0.9018071798869203, abs_tol=1e-12
     )
     assert pair["win_tie_loss"] == {"W": 6, "T": 25, "L": 22}
+
+
+def test_a_postgresql_store_gives_the_sqlite_numbers(heritage, pg_url, tmp_path):
+    on_pg = Heritage(tmp_path, pg_url)
+    args = ("latest", *(f"-m{m}" for m in LABELS))
+    got = cli_json(*args, "--store", on_pg.url)
+    want = cli_json(*args, "--store", heritage.url)
+    assert got.pop("inputs")["runs"][HYBRID]["run_id"] == on_pg.ids[1]
+    want.pop("inputs")
+    assert got == want
 
 
 def test_t_test_equals_scipy_ttest_rel(heritage):
