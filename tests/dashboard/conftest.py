@@ -10,7 +10,6 @@ import pytest
 
 from ragmeter.store import Store, open_store
 from tests.dashboard.builders import THREE, Evaluation, write_evaluation, write_history
-from tests.runner.conftest import pg_cluster, pg_url  # noqa: F401  (PostgreSQL fixtures)
 
 
 @dataclass

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from tests.helpers import CONFORMANCE
-from tests.runner.conftest import pg_cluster, pg_url  # noqa: F401  (PostgreSQL fixtures)
 
 STATS = CONFORMANCE / "stats"
 
