@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from ragmeter.errors import InputError, UsageError
-from ragmeter.io.files import atomic_write, open_text, sha256_file
+from ragmeter.io.files import atomic_write, open_text, read_text, sha256_file
 from ragmeter.io.jsonl import read_jsonl
 from ragmeter.io.jsonutil import dumps
+from tests.helpers import run_cli
 
 
 def test_input_error_is_a_value_error_with_location():
@@ -68,6 +69,25 @@ def test_open_text_handles_gzip_and_bom(tmp_path):
     p = write(tmp_path, "r.gz", gzip.compress("\ufeffq1 0 d1 1\r\n".encode()))
     with open_text(p) as fh:
         assert fh.read() == "q1 0 d1 1\r\n"
+
+
+def test_read_text_names_the_line_of_a_bad_byte(tmp_path):
+    p = tmp_path / "c.yaml"
+    p.write_bytes(b"\xef\xbb\xbfproject: x\nname: caf\xe9\n")
+    with pytest.raises(InputError) as exc:
+        read_text(p)
+    assert str(exc.value) == f"{p}:2: not valid UTF-8 (byte 0xe9; expected UTF-8 text)"
+    g = tmp_path / "c.yaml.gz"
+    g.write_bytes(gzip.compress("\ufeffproject: café\n".encode()))
+    assert read_text(g) == "project: café\n"
+
+
+def test_a_config_that_is_not_text_is_one_line_exit_2(tmp_path):
+    p = tmp_path / "ragmeter.yaml"
+    p.write_bytes(b"\xff\xfe\x00garbage\n")
+    res = run_cli("run", str(p))
+    assert (res.code, res.stdout) == (2, "")
+    assert res.stderr == f"{p}:1: not valid UTF-8 (byte 0xff; expected UTF-8 text)\n"
 
 
 def test_atomic_write_leaves_nothing_on_failure(tmp_path):

@@ -15,7 +15,15 @@ from typing import IO, BinaryIO
 
 from ragmeter.errors import InputError
 
-__all__ = ["GZIP_MAGIC", "atomic_write", "display_name", "open_binary", "open_text", "sha256_file"]
+__all__ = [
+    "GZIP_MAGIC",
+    "atomic_write",
+    "display_name",
+    "open_binary",
+    "open_text",
+    "read_text",
+    "sha256_file",
+]
 
 GZIP_MAGIC = b"\x1f\x8b"
 PathLike = str | os.PathLike[str]
@@ -53,6 +61,27 @@ def open_text(path: PathLike, *, allow_stdin: bool = False) -> IO[str]:
     return io.TextIOWrapper(
         open_binary(path, allow_stdin=allow_stdin), encoding="utf-8-sig", newline=""
     )
+
+
+def read_text(path: PathLike, *, allow_stdin: bool = False) -> str:
+    """The whole of ``path`` as UTF-8 text (BOM dropped, gzip transparent).
+
+    Bytes that are not UTF-8 are an :class:`InputError` naming the line and the byte, never a
+    ``UnicodeDecodeError`` traceback.
+    """
+    name = display_name(path)
+    with open_binary(path, allow_stdin=allow_stdin) as fh:
+        data = fh.read()
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"not valid UTF-8 (byte 0x{data[exc.start]:02x}; expected UTF-8 text)",
+            path=name,
+            line=data.count(b"\n", 0, exc.start) + 1,
+        ) from None
 
 
 def sha256_file(path: PathLike, *, chunk_size: int = 1 << 20) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from ragmeter.errors import InputError
-from ragmeter.io.files import PathLike, atomic_write, display_name, open_binary
+from ragmeter.io.files import PathLike, atomic_write, display_name, read_text
 from ragmeter.io.jsonl import iter_jsonl
 from ragmeter.io.jsonutil import dumps
 
@@ -63,20 +63,6 @@ class ResponseEntry:
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON (NaN and infinity have no JSON spelling)")
-
-
-def _read_text(path: PathLike) -> str:
-    name = display_name(path)
-    with open_binary(path) as fh:
-        raw = fh.read()
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})", path=name
-        ) from None
 
 
 def _json_error(exc: json.JSONDecodeError | ValueError, name: str, expected: str) -> InputError:
@@ -140,7 +126,7 @@ def _load_yaml(text: str, name: str) -> Located:
 def load_yaml_or_json(path: PathLike, *, expected: str = "YAML or JSON") -> Located:
     """Load a ``.json`` file as strict JSON, anything else as YAML (with node lines)."""
     name = display_name(path)
-    text = _read_text(path)
+    text = read_text(path)
     if not text.strip():
         raise InputError(f"empty file (expected {expected})", path=name)
     if os.fspath(path).lower().endswith(".json"):
@@ -169,7 +155,7 @@ def load_responses(path: PathLike) -> tuple[list[ResponseEntry], str]:
     """Agent responses: JSONL (one record per line), a JSON array of records, or a JSON
     object keyed by question id (steps.md §3.2). Returns the entries in file order."""
     name = display_name(path)
-    text = _read_text(path)
+    text = read_text(path)
     stripped = text.lstrip()
     if not stripped:
         raise InputError("empty file (expected JSONL records, a JSON array or object)", path=name)

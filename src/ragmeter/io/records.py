@@ -14,28 +14,13 @@ import os
 from typing import Any
 
 from ragmeter.errors import InputError
-from ragmeter.io.files import open_binary
+from ragmeter.io.files import read_text
 
 __all__ = ["read_records"]
 
 
 def _reject(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON (NaN and infinity have no JSON spelling; use null)")
-
-
-def _read(path: str) -> str:
-    with open_binary(path) as fh:
-        data = fh.read()
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"not valid UTF-8 (byte 0x{data[exc.start]:02x})",
-            path=path,
-            line=data.count(b"\n", 0, exc.start) + 1,
-        ) from None
 
 
 def read_records(path: str | os.PathLike[str]) -> list[tuple[int, dict[str, Any]]]:
@@ -45,7 +30,7 @@ def read_records(path: str | os.PathLike[str]) -> list[tuple[int, dict[str, Any]
     file.
     """
     name = os.fspath(path)
-    text = _read(name)
+    text = read_text(name)
     stripped = text.lstrip()
     if not stripped:
         raise InputError(

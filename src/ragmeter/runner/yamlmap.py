@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from ragmeter.errors import InputError
-from ragmeter.io.files import display_name, open_text
+from ragmeter.io.files import display_name, read_text
 
 __all__ = ["LineMap", "format_path", "load_yaml"]
 
@@ -94,8 +94,7 @@ _SCALAR_LOADER = _ScalarLoader()
 def load_yaml(path: str | os.PathLike[str]) -> tuple[Any, LineMap]:
     """Parse one YAML document safely; return ``(data, LineMap)``."""
     name = display_name(path)
-    with open_text(path) as fh:
-        text = fh.read()
+    text = read_text(path)
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
