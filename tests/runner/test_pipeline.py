@@ -249,6 +249,26 @@ def test_cli_run_gate_runs(project):
     ] == [base]
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("runs", "list"),
+        ("runs", "show", "latest"),
+        ("runs", "export", "latest"),
+        ("gate", "latest"),
+    ],
+)
+def test_reading_commands_never_create_a_store(project, args):
+    db = project / "missing.db"
+    out = invoke(*args, "--store", f"sqlite:///{db}")
+    assert out.code == 2
+    assert out.stderr == (
+        f"ragmeter {' '.join(args[:2]) if args[0] == 'runs' else args[0]}: no results store at "
+        f"{db} (ragmeter run writes one; or pass --store URL)\n"
+    )
+    assert not db.exists()
+
+
 def test_cli_json_and_exit_0(project):
     config = toy.write_project(project, gates={"rules": [{"metric": "toy.match", "min": 0.5}]})
     out = invoke(

@@ -8,23 +8,19 @@ from typing import Annotated
 
 import typer
 
-STORE_HELP = (
+from ragmeter.cli.stores import STORE_HELP, open_existing_store
+
+RUN_STORE_HELP = (
     "Results store URL (sqlite:///PATH or postgresql://...); default: the config's store:, "
     "else sqlite:///.ragmeter/ragmeter.db."
 )
-
-
-def _store(url: str | None):  # type: ignore[no-untyped-def]
-    from ragmeter.store import open_store
-
-    return open_store(url)
 
 
 def register(app: typer.Typer) -> None:
     @app.command("run")
     def run(
         config: Annotated[Path, typer.Argument(help="The ragmeter.yaml to run.")],
-        store: Annotated[str | None, typer.Option("--store", help=STORE_HELP)] = None,
+        store: Annotated[str | None, typer.Option("--store", help=RUN_STORE_HELP)] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
         report: Annotated[
             bool, typer.Option("--report", help="Also write report.html into the results folder.")
@@ -118,7 +114,7 @@ def register(app: typer.Typer) -> None:
         """Evaluate gate rules on stored runs: PASS/FAIL/SKIP per rule; exit 1 on any FAIL."""
         from ragmeter.runner.stored_gates import gate_stored
 
-        with _store(store) as handle:
+        with open_existing_store(store, "gate") as handle:
             report = gate_stored(
                 handle,
                 runs,
@@ -165,7 +161,7 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """Stored runs, newest first."""
-        with _store(store) as handle:
+        with open_existing_store(store, "runs list") as handle:
             rows = handle.list_runs(
                 project=project,
                 system=system,
@@ -207,7 +203,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print the run as JSON.")] = False,
     ) -> None:
         """One run: its fields, tasks, metrics, comparisons and gate outcomes."""
-        with _store(store) as handle:
+        with open_existing_store(store, "runs show") as handle:
             ids = handle.resolve(run)
             data = [handle.export(i, samples=False) for i in ids]
         if as_json:
@@ -234,7 +230,7 @@ def register(app: typer.Typer) -> None:
         """Delete runs (each in one transaction)."""
         from ragmeter.errors import UsageError
 
-        with _store(store) as handle:
+        with open_existing_store(store, "runs delete") as handle:
             ids: list[str] = []
             for ref in runs:
                 ids.extend(i for i in handle.resolve(ref) if i not in ids)
@@ -281,7 +277,7 @@ def register(app: typer.Typer) -> None:
             raise UsageError(
                 f"unknown format {fmt!r} (expected json or parquet)", command="runs export"
             )
-        with _store(store) as handle:
+        with open_existing_store(store, "runs export") as handle:
             run_id = handle.resolve_one(run)
             if fmt == "parquet":
                 if output is None:

@@ -159,7 +159,7 @@ def load_runs(refs: list[str], store: str | None, stack: ExitStack) -> list[Stor
             raise InputError("no such file, results folder or stored run", path=ref)
         else:
             if handle is None:
-                from ragmeter.cli.report import open_existing_store
+                from ragmeter.cli.stores import open_existing_store
 
                 handle = stack.enter_context(open_existing_store(store, COMMAND))
             try:
