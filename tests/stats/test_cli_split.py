@@ -240,6 +240,17 @@ def test_sample(gold, tmp_path):
         ),
         (['{"id": "a"}'], ["--method", "random"], "ragmeter split: unknown split method 'random'"),
         (
+            ['{"id": "a", "strata": {"country": "NL"}, "type": "M"}'],
+            ["--by", "contry"],
+            "gold.jsonl: no sample has the factor 'contry' (expected one of country, type); "
+            "did you mean 'country'?",
+        ),
+        (
+            ['{"id": "a", "t": "x"}', '{"id": "b"}'],
+            ["--by", "t", "--group", "inst"],
+            "gold.jsonl: no sample has the group key 'inst' (expected one of t)",
+        ),
+        (
             ['{"id": "a", "t": "x"}'],
             ["--by", "t", "--sample", "5"],
             "ragmeter split: sample size 5 is larger than the 1 items",

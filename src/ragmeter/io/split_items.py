@@ -35,12 +35,15 @@ def read_split_items(
 
     Factor and group values are looked up in the line's ``strata`` object, then at the top
     level; absent values are ``None`` (the split treats them as ``__missing__``). Errors are
-    ``gold.jsonl:LINE: ...``: no id, an id twice, ``strata`` not an object, a non-scalar value.
+    ``gold.jsonl:LINE: ...``: no id, an id twice, ``strata`` not an object, a non-scalar value;
+    a factor or group key that no line has is ``gold.jsonl: ...`` (a typo, not a factor whose
+    every value is missing).
     """
     name = display_name(path)
     keys = [*factors, *([group_key] if group_key else [])]
     out: list[dict[str, Any]] = []
     first: dict[str, int] = {}
+    available: set[str] = set()
     for line, obj in iter_jsonl(path):
         if id_key not in obj or obj[id_key] is None:
             raise InputError(f"no {id_key!r} (expected one id per sample)", path=name, line=line)
@@ -58,6 +61,9 @@ def read_split_items(
             raise InputError(
                 'strata is not an object (expected {"factor": value, ...})', path=name, line=line
             )
+        available.update(obj)
+        if strata:
+            available.update(strata)
         rec: dict[str, Any] = {"id": sid}
         for key in keys:
             if strata is not None and key in strata:
@@ -68,4 +74,17 @@ def read_split_items(
                 where = key
             rec[key] = _scalar(value, path=name, line=line, key=where)
         out.append(rec)
+    for key in keys:
+        if out and key not in available:
+            raise InputError(_unknown_key(key, key == group_key, available - {id_key}), path=name)
     return out
+
+
+def _unknown_key(key: str, is_group: bool, available: set[str]) -> str:
+    from ragmeter.registry import suggest
+
+    what = "group key" if is_group else "factor"
+    known = sorted(available - {"strata"})
+    did = suggest(key, known, n=1)
+    hint = f"; did you mean '{did[0]}'?" if did else ""
+    return f"no sample has the {what} '{key}' (expected one of {', '.join(known)}){hint}"
