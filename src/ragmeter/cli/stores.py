@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the store pulls in SQLAlchemy: imported when a command opens one
+    from ragmeter.store import Store
 
 STORE_HELP = "Results store URL (sqlite:///PATH or postgresql://...); default sqlite:///.ragmeter/ragmeter.db."
 
 
-def open_existing_store(url: str | None, command: str) -> Any:
+def open_existing_store(url: str | None, command: str) -> Store:
     """Open a store for reading; a SQLite file that does not exist is an error, not created."""
     from ragmeter.errors import UsageError
     from ragmeter.store import DEFAULT_STORE, Store, normalize_url
