@@ -76,15 +76,15 @@ def read_split_items(
         out.append(rec)
     for key in keys:
         if out and key not in available:
-            raise InputError(_unknown_key(key, key == group_key, available - {id_key}), path=name)
+            known = sorted(available - {id_key, "strata"})
+            raise InputError(_unknown_key(key, key == group_key, known), path=name)
     return out
 
 
-def _unknown_key(key: str, is_group: bool, available: set[str]) -> str:
+def _unknown_key(key: str, is_group: bool, known: list[str]) -> str:
     from ragmeter.registry import suggest
 
     what = "group key" if is_group else "factor"
-    known = sorted(available - {"strata"})
     did = suggest(key, known, n=1)
     hint = f"; did you mean '{did[0]}'?" if did else ""
     return f"no sample has the {what} '{key}' (expected one of {', '.join(known)}){hint}"
