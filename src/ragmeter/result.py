@@ -122,9 +122,11 @@ class Result:
         if "." in task:
             raise ValueError(f"task names contain no dot: {task!r}")
         self.task = task
-        self.samples = (samples if samples is not None else SAMPLES_SCHEMA.empty_table()).cast(
-            SAMPLES_SCHEMA
-        )
+        table = samples if samples is not None else SAMPLES_SCHEMA.empty_table()
+        # Table.cast imports pyarrow.compute (~20 ms): skip it when there is nothing to cast
+        if not table.schema.equals(SAMPLES_SCHEMA, check_metadata=True):
+            table = table.cast(SAMPLES_SCHEMA)
+        self.samples = table
         self.aggregates: dict[str, Aggregate] = dict(aggregates)
         self.strata: dict[str, dict[str, dict[str, Aggregate]]] = {
             factor: {level: dict(aggs) for level, aggs in levels.items()}

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-import gzip
-import hashlib
 import io
 import os
 import sys
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 from typing import IO, BinaryIO
 
 from ragmeter.errors import InputError
@@ -26,6 +22,8 @@ __all__ = [
 ]
 
 GZIP_MAGIC = b"\x1f\x8b"
+# gzip, hashlib, tempfile and pathlib are imported where used: together ~7 ms of the start of
+# `ragmeter trec`, which reads plain files and hashes nothing for trec output
 PathLike = str | os.PathLike[str]
 
 
@@ -52,6 +50,8 @@ def open_binary(path: PathLike, *, allow_stdin: bool = False) -> BinaryIO:
             raise InputError(f"cannot read ({exc.strerror or exc})", path=name) from None
     buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
     if buffered.peek(2)[:2] == GZIP_MAGIC:
+        import gzip
+
         return gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[return-value]
     return buffered
 
@@ -86,6 +86,8 @@ def read_text(path: PathLike, *, allow_stdin: bool = False) -> str:
 
 def sha256_file(path: PathLike, *, chunk_size: int = 1 << 20) -> str:
     """Hex SHA-256 of the file's bytes as stored (compressed files hash compressed)."""
+    import hashlib
+
     digest = hashlib.sha256()
     try:
         with open(os.fspath(path), "rb") as fh:
@@ -109,6 +111,9 @@ def atomic_write(path: PathLike, mode: str = "w", *, encoding: str = "utf-8") ->
     >>> target.read_text()
     'done'
     """
+    import tempfile
+    from pathlib import Path
+
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)

@@ -25,11 +25,11 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from ragmeter.errors import InputError
-from ragmeter.io.arrowutil import binaries, from_numpy, strings
+from ragmeter.io.arrowutil import binaries, call, from_numpy, strings
+from ragmeter.io.arrowutil import lazy_compute as pc
 from ragmeter.io.arrowutil import to_numpy as _to_np
 from ragmeter.io.files import GZIP_MAGIC, display_name, open_binary, sha256_file
 
@@ -798,19 +798,23 @@ def _combine_runid(tag: pa.ChunkedArray) -> str:
     return str(value)
 
 
+def _any_comment(values: pa.Array | pa.ChunkedArray) -> bool:
+    from pyarrow._compute import MatchSubstringOptions
+
+    found = call("starts_with", values, options=MatchSubstringOptions("#"))
+    return bool(call("any", found).as_py())
+
+
 def _drop_comment_rows(table: pa.Table) -> pa.Table:
     """Drop rows whose qid starts with '#': comment lines that happened to parse as data."""
     qid = table.column("qid")
     if pa.types.is_dictionary(qid.type):
-        if not any(
-            len(c.dictionary) and pc.any(pc.starts_with(c.dictionary, "#")).as_py()
-            for c in qid.chunks
-        ):
+        if not any(len(c.dictionary) and _any_comment(c.dictionary) for c in qid.chunks):
             return table
         qid = _plain(qid)
-    mask = pc.starts_with(qid, "#")
-    if not pc.any(mask).as_py():
+    if not _any_comment(qid):
         return table
+    mask = pc.starts_with(qid, "#")
     return table.filter(pc.invert(mask))
 
 
@@ -989,7 +993,9 @@ def read_qrels(
 
 def _grades_to_int(col: pa.ChunkedArray, origin: Origin) -> np.ndarray:
     try:
-        ints = pc.cast(col, pa.int64())
+        from pyarrow._compute import CastOptions
+
+        ints = call("cast", col, options=CastOptions.safe(pa.int64()))
     except pa.ArrowInvalid:
         ints = None
     if ints is not None:

@@ -362,8 +362,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # import (ragmeter trec does no BLAS); transparent huge pages, which numpy's arrays and
     # pyarrow's default allocator (mimalloc) get, are zeroed 2 MB at a time and cost up to
     # 0.5 s of system time when memory was just freed by another process; the system allocator
-    # also gives a lower peak RSS here (~365 MB against ~450 MB).
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    # also gives a lower peak RSS here (~365 MB against ~450 MB). Not OMP_NUM_THREADS: Arrow
+    # sizes its CPU thread pool from it, and OMP_NUM_THREADS=1 made the CSV parse serial.
+    for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")
     os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")

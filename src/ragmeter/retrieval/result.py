@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from ragmeter import status as st
 from ragmeter._version import __version__
-from ragmeter.io.arrowutil import from_numpy, repeat_string, strings, to_numpy
+from ragmeter.io.arrowutil import call, from_numpy, repeat_string, strings, to_numpy
 from ragmeter.io.jsonutil import dumps
 from ragmeter.result import SAMPLES_SCHEMA, Aggregate, Result
 
@@ -195,11 +195,9 @@ def build_result(
 
 
 def _all_judged(qrels: Qrels) -> list[bytes]:
-    import pyarrow.compute as pc
-
     from ragmeter.io.trec import _plain
 
-    uniq = pc.unique(_plain(qrels.qid))
+    uniq = call("unique", _plain(qrels.qid))
     return sorted(uniq.to_pylist())
 
 
