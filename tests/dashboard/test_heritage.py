@@ -3,6 +3,7 @@ store, not the test builders): what a user of the example sees."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -146,3 +147,42 @@ def test_the_run_page_of_the_example_draws_the_pr_curve(heritage, client):
         page = client.get(f"/runs/{url_id(rid)}").text
         assert "Interpolated precision-recall curve" in page
         assert f'data-chart="{curve["chart"]}"' in page
+
+
+NO_CI = "no CI (set compare.ci: bca)"
+
+
+def test_comparisons_without_compare_ci_say_why_they_have_no_ci(heritage, client):
+    with open_store(heritage.url) as store:
+        view = build_report(store, heritage.ids)
+    (block,) = view["comparisons"]
+    assert block["rows"] and all(c["ci_low"] is None for c in block["rows"])
+    assert {c["ci_reason"] for c in block["rows"]} == {NO_CI}
+    html = heritage.report.read_text(encoding="utf-8")
+    cells = re.findall(r'<td class="num ci">(.*?)</td>', html)
+    assert len(cells) == len(block["rows"])
+    assert all(NO_CI in cell for cell in cells)
+    bm25, hybrid = heritage.ids
+    data = client.get(f"/compare.json?runs={bm25},{hybrid}").json()
+    stored = [r["deltas"][0] for r in data["rows"] if r["deltas"][0]["source"] == "stored"]
+    assert stored and {d["ci_reason"] for d in stored} == {NO_CI}
+    page = client.get(f"/compare?runs={bm25},{hybrid}").text
+    assert page.count(NO_CI) == len(stored)
+
+
+def test_comparisons_with_compare_ci_show_the_bootstrap_ci(heritage, client):
+    cfg = yaml.safe_load((EXAMPLE / "ragmeter.yaml").read_text(encoding="utf-8"))
+    ids = heritage.variant(
+        "ci", {"measures": ["nDCG@10", "RR"]}, compare={**cfg["compare"], "ci": "bca"}
+    )
+    with open_store(heritage.url) as store:
+        view = build_report(store, ids)
+    (block,) = view["comparisons"]
+    assert {c["metric"] for c in block["rows"]} == {"nDCG@10", "RR"}
+    for c in block["rows"]:
+        assert c["ci_reason"] is None
+        assert c["ci_low"] < c["mean_diff"] < c["ci_high"]
+    page = client.get(f"/compare?runs={ids[0]},{ids[1]}").text
+    assert NO_CI not in page
+    deltas = client.get(f"/compare.json?runs={ids[0]},{ids[1]}").json()["rows"]
+    assert all(r["deltas"][0]["ci_reason"] is None for r in deltas)

@@ -235,7 +235,9 @@ def build_report(
         for name in dict.fromkeys(names):
             if any((task, name) in with_rows[rid] for rid in run_ids):
                 series.append({"task": task, "metric": name, "name": f"{task}.{name}"})
-    comparisons = _comparisons(store, runs, systems)
+    comparisons = _comparisons(
+        store, runs, systems, {rid: full[rid].get("config") for rid in run_ids}
+    )
     gates = [
         {"run_id": r["id"], "system": r["system"], "outcomes": store.gates(r["id"])} for r in runs
     ]
@@ -790,7 +792,10 @@ def _stored_curve(task: Mapping[str, Any] | None) -> list[tuple[float, float | N
 
 
 def _comparisons(
-    store: Store, runs: Sequence[Mapping[str, Any]], systems: Mapping[str, str]
+    store: Store,
+    runs: Sequence[Mapping[str, Any]],
+    systems: Mapping[str, str],
+    configs: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     out = []
     for r in runs:
@@ -803,6 +808,7 @@ def _comparisons(
             c = dict(c)
             c["direction"] = info["direction"]
             c["verdict"] = _comparison_verdict(c, info["direction"])
+            c["ci_reason"] = analysis.ci_reason(c, (configs or {}).get(r["id"]))
             by_baseline.setdefault(c["baseline_run_id"], []).append(c)
         for baseline, items in by_baseline.items():
             out.append(
