@@ -14,7 +14,7 @@ import pytest
 from ragmeter.report import write_report
 from ragmeter.report.render import url_id
 from tests.dashboard import browser
-from tests.dashboard.builders import XSS_CLOSE, XSS_IMG, XSS_SCRIPT
+from tests.dashboard.builders import XSS_CLOSE, XSS_IMG, XSS_SCRIPT, write_evaluation
 from tests.helpers import REPO, require_system
 
 pytestmark = pytest.mark.system
@@ -151,6 +151,38 @@ def test_trends_form_draws_the_chart(page, server):
     assert p.locator("table.trend tbody tr").count() == 13
     no_injected_markup(p)
     shot(p, "trends")
+
+
+@pytest.fixture(scope="module")
+def solo(tmp_path_factory) -> Iterator[str]:
+    """A store with one evaluation: every trend has a single timestamp."""
+    from ragmeter.store import open_store
+    from ragmeter.web import create_app
+
+    store = open_store(f"sqlite:///{tmp_path_factory.mktemp('solo') / 'store.db'}")
+    write_evaluation(store, project="solo", tasks=("retrieval",))
+    with browser.serve(create_app(store)) as url:
+        yield url
+    store.close()
+
+
+def test_a_trend_with_one_timestamp_is_centred_on_it(context, solo):
+    guard = browser.Guard(allowed_origin=solo)
+    p = context.new_page()
+    p.route("**/*", guard.route)
+    guard.watch(p)
+    p.goto(solo + "/trends?project=solo&metric=retrieval.nDCG@10")
+    assert browser.inked(p)[0] > 100
+    lo, hi, xs = p.locator("[data-chart]").first.evaluate(
+        "el => [el.uplot.scales.x.min, el.uplot.scales.x.max, el.uplot.data[0]]"
+    )
+    (t,) = set(xs)
+    day = 86400
+    assert t - 2 * day <= lo < t < hi <= t + 2 * day  # not 1000 days with the point at the edge
+    assert abs((t - lo) - (hi - t)) < day / 10
+    shot(p, "trends-one-timestamp")
+    p.close()
+    assert guard.blocked == [] and guard.page_errors == [] and guard.console_errors == []
 
 
 def test_report_from_a_file_url(context, evil, tmp_path):

@@ -102,6 +102,13 @@
       plugins: spec.series.some(function (s) { return s.point_labels; }) ? [labelsPlugin(spec)] : [],
       scales: {
         x: spec.x_time ? { time: true, range: function (u, lo, hi) {
+          // one timestamp: uPlot widens [t, t] to [t, t + 86400 / ms] before asking us, which
+          // for second timestamps is 1000 days with the point at the left edge; centre one day
+          // either side of the point instead
+          var xs = (u.data[0] || []).filter(function (v) { return v != null; });
+          if (xs.length && Math.min.apply(null, xs) === Math.max.apply(null, xs)) {
+            return [xs[0] - 86400, xs[0] + 86400];
+          }
           // a margin so that the first and last labels stay inside the plot
           var pad = hi > lo ? (hi - lo) * 0.05 : 86400; return [lo - pad, hi + pad]; } }
           : { time: false, range: xr ? function () { return xr; } : undefined },
@@ -133,6 +140,7 @@
     }
     el.textContent = "";
     var plot = new uPlot(opts, data, el);
+    el.uplot = plot;  // for tests and the browser console: the chart's scales and data
     el.setAttribute("data-drawn", "true");
     return plot;
   }
