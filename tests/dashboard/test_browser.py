@@ -72,12 +72,20 @@ def no_injected_markup(p) -> None:
     assert handlers == 0
 
 
+def fits_the_viewport(p) -> None:
+    """No horizontal page scroll: wide tables scroll inside their own box."""
+    width, viewport = p.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    assert width <= viewport, (p.url, width, viewport)
+
+
 def test_runs_list_to_run_to_sample(page, server, evil):
     p, guard = page
     ev = evil.evaluation
     p.goto(server + "/")
     assert p.title() == "runs · ragmeter"
     assert p.locator("table.runs-list tbody tr").count() == 13
+    assert p.locator("table.runs-list th.headline").count() >= 4  # many metric columns...
+    fits_the_viewport(p)  # ...and the page stays the viewport's width
     shot(p, "runs")
     # the run whose system name carries the payloads: its link text is the literal id
     evil_run = ev.run_ids[2]
@@ -91,6 +99,7 @@ def test_runs_list_to_run_to_sample(page, server, evil):
     drawn = browser.inked(p)
     assert len(drawn) >= 10 and min(drawn) > 100, drawn
     no_injected_markup(p)
+    fits_the_viewport(p)
     shot(p, "run")
     # the per-sample table: search it, then open a sample whose id is a payload
     p.select_option("select[name=series]", "answers.f1")
@@ -136,6 +145,15 @@ def test_compare_from_the_runs_list(page, server, evil):
     assert "stored" in nd
     drawn = browser.inked(p)
     assert len(drawn) == 1 and drawn[0] > 100
+    fits_the_viewport(p)
+    # long metric names do not fit a bar group's width: the labels are rotated, all shown
+    axis = p.locator("[data-chart]").first.evaluate(
+        "el => [el.uplot.axes[0]._rotate, el.uplot.axes[0]._values, el.uplot.bbox.width"
+        " / devicePixelRatio]"
+    )
+    rotate, labels, plot_width = axis
+    assert rotate == 40 and all(labels) and len(labels) > 6, axis
+    assert plot_width / len(labels) < 7 * max(map(len, labels))  # level ones would overlap
     shot(p, "compare")
 
 
