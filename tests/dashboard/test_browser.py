@@ -14,7 +14,7 @@ import pytest
 from ragmeter.report import write_report
 from ragmeter.report.render import url_id
 from tests.dashboard import browser
-from tests.dashboard.builders import XSS_CLOSE, XSS_IMG, XSS_SCRIPT
+from tests.dashboard.builders import XSS_CLOSE, XSS_IMG, XSS_SCRIPT, write_evaluation
 from tests.helpers import REPO, require_system
 
 pytestmark = pytest.mark.system
@@ -72,12 +72,20 @@ def no_injected_markup(p) -> None:
     assert handlers == 0
 
 
+def fits_the_viewport(p) -> None:
+    """No horizontal page scroll: wide tables scroll inside their own box."""
+    width, viewport = p.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    assert width <= viewport, (p.url, width, viewport)
+
+
 def test_runs_list_to_run_to_sample(page, server, evil):
     p, guard = page
     ev = evil.evaluation
     p.goto(server + "/")
     assert p.title() == "runs · ragmeter"
     assert p.locator("table.runs-list tbody tr").count() == 13
+    assert p.locator("table.runs-list th.headline").count() >= 4  # many metric columns...
+    fits_the_viewport(p)  # ...and the page stays the viewport's width
     shot(p, "runs")
     # the run whose system name carries the payloads: its link text is the literal id
     evil_run = ev.run_ids[2]
@@ -91,6 +99,7 @@ def test_runs_list_to_run_to_sample(page, server, evil):
     drawn = browser.inked(p)
     assert len(drawn) >= 10 and min(drawn) > 100, drawn
     no_injected_markup(p)
+    fits_the_viewport(p)
     shot(p, "run")
     # the per-sample table: search it, then open a sample whose id is a payload
     p.select_option("select[name=series]", "answers.f1")
@@ -136,6 +145,15 @@ def test_compare_from_the_runs_list(page, server, evil):
     assert "stored" in nd
     drawn = browser.inked(p)
     assert len(drawn) == 1 and drawn[0] > 100
+    fits_the_viewport(p)
+    # long metric names do not fit a bar group's width: the labels are rotated, all shown
+    axis = p.locator("[data-chart]").first.evaluate(
+        "el => [el.uplot.axes[0]._rotate, el.uplot.axes[0]._values, el.uplot.bbox.width"
+        " / devicePixelRatio]"
+    )
+    rotate, labels, plot_width = axis
+    assert rotate == 40 and all(labels) and len(labels) > 6, axis
+    assert plot_width / len(labels) < 7 * max(map(len, labels))  # level ones would overlap
     shot(p, "compare")
 
 
@@ -151,6 +169,38 @@ def test_trends_form_draws_the_chart(page, server):
     assert p.locator("table.trend tbody tr").count() == 13
     no_injected_markup(p)
     shot(p, "trends")
+
+
+@pytest.fixture(scope="module")
+def solo(tmp_path_factory) -> Iterator[str]:
+    """A store with one evaluation: every trend has a single timestamp."""
+    from ragmeter.store import open_store
+    from ragmeter.web import create_app
+
+    store = open_store(f"sqlite:///{tmp_path_factory.mktemp('solo') / 'store.db'}")
+    write_evaluation(store, project="solo", tasks=("retrieval",))
+    with browser.serve(create_app(store)) as url:
+        yield url
+    store.close()
+
+
+def test_a_trend_with_one_timestamp_is_centred_on_it(context, solo):
+    guard = browser.Guard(allowed_origin=solo)
+    p = context.new_page()
+    p.route("**/*", guard.route)
+    guard.watch(p)
+    p.goto(solo + "/trends?project=solo&metric=retrieval.nDCG@10")
+    assert browser.inked(p)[0] > 100
+    lo, hi, xs = p.locator("[data-chart]").first.evaluate(
+        "el => [el.uplot.scales.x.min, el.uplot.scales.x.max, el.uplot.data[0]]"
+    )
+    (t,) = set(xs)
+    day = 86400
+    assert t - 2 * day <= lo < t < hi <= t + 2 * day  # not 1000 days with the point at the edge
+    assert abs((t - lo) - (hi - t)) < day / 10
+    shot(p, "trends-one-timestamp")
+    p.close()
+    assert guard.blocked == [] and guard.page_errors == [] and guard.console_errors == []
 
 
 def test_report_from_a_file_url(context, evil, tmp_path):

@@ -17,6 +17,7 @@ __all__ = [
     "INVALID_LABEL",
     "best_flags",
     "bin_edges",
+    "ci_reason",
     "confusion_from_pairs",
     "holm",
     "iprec_point",
@@ -259,3 +260,29 @@ def paired_t(
     out["ci_low"], out["ci_high"] = mean - half, mean + half
     out["effect_size"] = mean / sd
     return out
+
+
+NO_CI_SETTING = "no CI (set compare.ci: bca)"
+
+
+def ci_reason(comparison: Mapping[str, Any], config: Mapping[str, Any] | None) -> str | None:
+    """Why a stored comparison has no CI of its difference, or ``None`` when it has one.
+
+    The runner computes a bootstrap CI only when ``compare.ci`` is set (``runner.md`` §1, off
+    by default); else the reason the test gave (e.g. no variance), else a generic one.
+
+    >>> ci_reason({"ci_low": None, "ci_high": None}, {"compare": {"test": "t"}})
+    'no CI (set compare.ci: bca)'
+    >>> ci_reason({"ci_low": None, "ci_high": None, "reason": "all differences are 0"},
+    ...           {"compare": {"ci": "bca"}})
+    'no CI: all differences are 0'
+    >>> ci_reason({"ci_low": -0.1, "ci_high": 0.2}, None) is None
+    True
+    """
+    if comparison.get("ci_low") is not None and comparison.get("ci_high") is not None:
+        return None
+    setting = (config or {}).get("compare") if isinstance(config, Mapping) else None
+    if not isinstance(setting, Mapping) or not setting.get("ci"):
+        return NO_CI_SETTING
+    reason = comparison.get("reason")
+    return f"no CI: {reason}" if reason else "no CI: the bootstrap gave none"

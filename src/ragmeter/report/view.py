@@ -226,14 +226,18 @@ def build_report(
             worst,
             derive_limit,
         )
-        retrieval = _retrieval(conn, keys, overall, asked, with_rows, runs, charts, bins)
+        retrieval = _retrieval(
+            conn, keys, overall, asked, with_rows, runs, charts, bins, tasks_by_run
+        )
     series = []
     for task in task_order:
         names = [*asked[task], *_all_metrics(task, overall, run_ids)]
         for name in dict.fromkeys(names):
             if any((task, name) in with_rows[rid] for rid in run_ids):
                 series.append({"task": task, "metric": name, "name": f"{task}.{name}"})
-    comparisons = _comparisons(store, runs, systems)
+    comparisons = _comparisons(
+        store, runs, systems, {rid: full[rid].get("config") for rid in run_ids}
+    )
     gates = [
         {"run_id": r["id"], "system": r["system"], "outcomes": store.gates(r["id"])} for r in runs
     ]
@@ -689,6 +693,7 @@ def _retrieval(
     runs: Sequence[Mapping[str, Any]],
     charts: _Charts,
     bins: int,
+    tasks_by_run: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any] | None:
     run_ids = [r["id"] for r in runs]
     if not any(t == "retrieval" for rid in run_ids for (t, _) in overall[rid]):
@@ -738,6 +743,10 @@ def _retrieval(
     curve = None
     points: dict[float, dict[str, float | None]] = {}
     for rid in run_ids:
+        # the runner stores trec_eval's 11 points in the task metadata (not as metrics); points
+        # asked for as metrics (IPrec@r, any level) are added to them
+        for r, v in _stored_curve(((tasks_by_run or {}).get(rid) or {}).get("retrieval")):
+            points.setdefault(r, {})[rid] = v
         for (task, name), row in overall[rid].items():
             r = analysis.iprec_point(name) if task == "retrieval" else None
             if r is not None:
@@ -769,8 +778,24 @@ def _retrieval(
     return {"distributions": distributions, "pr_curve": curve}
 
 
+def _stored_curve(task: Mapping[str, Any] | None) -> list[tuple[float, float | None]]:
+    """The ``(recall, precision)`` points of a retrieval task's ``metadata["pr_curve"]``."""
+    curve = ((task or {}).get("metadata") or {}).get("pr_curve")
+    if not isinstance(curve, Mapping):
+        return []
+    recall, precision = curve.get("recall"), curve.get("precision")
+    if not isinstance(recall, list) or not isinstance(precision, list):
+        return []
+    return [
+        (float(r), _num(p)) for r, p in zip(recall, precision, strict=False) if _num(r) is not None
+    ]
+
+
 def _comparisons(
-    store: Store, runs: Sequence[Mapping[str, Any]], systems: Mapping[str, str]
+    store: Store,
+    runs: Sequence[Mapping[str, Any]],
+    systems: Mapping[str, str],
+    configs: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     out = []
     for r in runs:
@@ -783,6 +808,7 @@ def _comparisons(
             c = dict(c)
             c["direction"] = info["direction"]
             c["verdict"] = _comparison_verdict(c, info["direction"])
+            c["ci_reason"] = analysis.ci_reason(c, (configs or {}).get(r["id"]))
             by_baseline.setdefault(c["baseline_run_id"], []).append(c)
         for baseline, items in by_baseline.items():
             out.append(

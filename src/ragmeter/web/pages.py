@@ -351,6 +351,11 @@ def compare_page(store: Store, params: Mapping[str, Any]) -> dict[str, Any]:
     overall = {rid: {(m["task"], m["metric"]): m for m in store.metrics(rid)} for rid in run_ids}
     tasks = {rid: {t["task"]: t for t in store.tasks(rid)} for rid in run_ids}
     stored = {rid: store.comparisons(rid) for rid in run_ids}
+    for rid in run_ids:
+        if stored[rid]:
+            config = store.get_run(rid, full=True).get("config")
+            for c in stored[rid]:
+                c["ci_reason"] = analysis.ci_reason(c, config)
     order_key = task_order_key
     pairs: list[tuple[str, str]] = []
     for rid in run_ids:
@@ -407,6 +412,10 @@ def compare_page(store: Store, params: Mapping[str, Any]) -> dict[str, Any]:
             d["correction"] = f"holm over {sum(x['p_value'] is not None for x in adhoc)}"
             d["significant"] = p is not None and p <= 0.05
             d["verdict"] = _verdict(d, d["direction"])
+    for r in rows:
+        for d in r["deltas"]:
+            if d["ci_reason"] is None and (d["ci_low"] is None or d["ci_high"] is None):
+                d["ci_reason"] = "no CI"  # the reason is the row's own, shown with it
     charts = _compare_chart(rows, runs)
     return {
         **base_page,
@@ -469,6 +478,7 @@ def _delta(
         "test": None,
         "correction": None,
         "reason": None,
+        "ci_reason": None,
         "verdict": None,
     }
     for c in stored[rid]:
@@ -486,7 +496,12 @@ def _delta(
                 "effect_size": _neg(c.get("effect_size")),
             }
             out.update({k: c.get(k) for k in ("p_value", "p_adjusted", "significant", "n", "test")})
-            out.update(flip, correction=c.get("correction"), reason=c.get("reason"))
+            out.update(
+                flip,
+                correction=c.get("correction"),
+                reason=c.get("reason"),
+                ci_reason=c.get("ci_reason"),
+            )
             out["source"] = "stored"
             out["verdict"] = _verdict(out, info["direction"])
             return out

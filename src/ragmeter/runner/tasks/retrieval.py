@@ -22,6 +22,9 @@ from ragmeter.store.records import SampleRecord
 __all__ = ["ADAPTER", "RetrievalOptions"]
 
 SHOWN = 10  # retrieved documents kept per query for the sample page
+# trec_eval's 11 recall levels of iprec_at_recall: always computed, so that every report can draw
+# the precision-recall curve (dashboard.md §1), and kept in the task metadata, not as metrics
+CURVE_POINTS = tuple(f"IPrec@{r / 10:.1f}" for r in range(11))
 
 
 class RetrievalOptions(TaskOptions):
@@ -42,13 +45,35 @@ class RetrievalOptions(TaskOptions):
     )
 
 
-def _plain(result: Result) -> Result:
+def _plain(result: Result, extra: tuple[str, ...] = ()) -> Result:
+    """The engine's result as a plain Result; the ``extra`` curve points it computed for the
+    report move from the metrics into ``metadata["pr_curve"]``."""
+    samples, aggregates, metadata = result.samples, result.aggregates, dict(result.metadata)
+    curve = {
+        "source": "trec_eval iprec_at_recall, mean over the evaluated queries",
+        "recall": [float(m.split("@", 1)[1]) for m in CURVE_POINTS],
+        "precision": [aggregates[m].value if m in aggregates else None for m in CURVE_POINTS],
+    }
+    metadata["pr_curve"] = curve
+    if extra:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        drop = pa.array(list(extra))
+        samples = samples.filter(pc.invert(pc.is_in(samples.column("metric"), value_set=drop)))
+        aggregates = {k: v for k, v in aggregates.items() if k not in extra}
+        info = metadata.get("retrieval")
+        if isinstance(info, dict) and isinstance(info.get("measures"), list):
+            metadata["retrieval"] = {
+                **info,
+                "measures": [m for m in info["measures"] if m.get("canonical") not in extra],
+            }
     return Result(
         "retrieval",
-        result.samples,
-        result.aggregates,
+        samples,
+        aggregates,
         strata=result.strata,
-        metadata=result.metadata,
+        metadata=metadata,
         warnings=result.warnings,
     )
 
@@ -58,6 +83,7 @@ class RetrievalAdapter(TaskAdapter):
     options = RetrievalOptions
     outputs = ("run",)
     engine_module = "ragmeter.retrieval"
+    version = "2"  # 2: metadata["pr_curve"]
 
     def _run_for(self, ctx: TaskContext, run: Any) -> Any:
         """The run restricted to the evaluated queries (other splits' queries left out)."""
@@ -77,10 +103,11 @@ class RetrievalAdapter(TaskAdapter):
         opts: RetrievalOptions = ctx.options  # type: ignore[assignment]
         qrels = {u.id: dict(u.item) for u in ctx.units}
         run = self._run_for(ctx, outputs["run"].records["run"])
+        extra = tuple(m for m in CURVE_POINTS if m not in ctx.metric_names)
         result = retrieval.evaluate(
             qrels,
             run,
-            ctx.metric_names,
+            [*ctx.metric_names, *extra],
             relevance_level=opts.relevance_level,
             complete=opts.complete,
             judged_only=opts.judged_only,
@@ -88,7 +115,7 @@ class RetrievalAdapter(TaskAdapter):
             dedupe=opts.dedupe,
         )
         ctx.progress(len(ctx.units))
-        return _plain(result)
+        return _plain(result, extra)
 
     def records(self, ctx: TaskContext, outputs: Mapping[str, OutputFile]) -> list[SampleRecord]:
         import numpy as np

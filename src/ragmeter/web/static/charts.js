@@ -22,8 +22,16 @@
     var cats = spec.categories || [];
     var n = cats.length, m = spec.series.length;
     var group = 0.8, w = group / Math.max(m, 1);
-    var maxLabels = Math.max(1, Math.floor(width / 64));
-    var step = Math.max(1, Math.ceil(n / maxLabels));
+    // category labels: level when the longest fits its slot, else rotated 40° (at most 24
+    // characters; the legend shows the full name on hover and the table next to the chart
+    // has them all), one every `step` categories so that they never overlap
+    var CHAR = 7, LINE = 16, ROT = 40, MAXC = 24;
+    var labels = cats.map(function (c) { return short(c, MAXC); });
+    var longest = labels.reduce(function (a, c) { return Math.max(a, c.length); }, 0) * CHAR;
+    var slot = Math.max(1, (width - 70) / Math.max(n, 1));
+    var rotate = longest + 8 > slot;
+    var step = Math.max(1, Math.ceil((rotate ? LINE / Math.sin(ROT * Math.PI / 180) : longest + 8) / slot));
+    var xSize = rotate ? Math.ceil(longest * Math.sin(ROT * Math.PI / 180) + LINE + 12) : 30;
     var series = [{ label: spec.x_label || spec.category_label || "", value: function (u, v) {
       return v == null ? "" : (cats[Math.round(v)] != null ? cats[Math.round(v)] : ""); } }];
     spec.series.forEach(function (s, j) {
@@ -43,7 +51,7 @@
     });
     var yr = spec.y_range || [];
     return {
-      width: width, height: height, title: spec.title,
+      width: width, height: height + xSize - 30, title: spec.title,  // room for rotated labels
       legend: { show: true },
       cursor: { points: { show: false } },
       scales: {
@@ -58,7 +66,8 @@
       axes: [
         { label: spec.x_label || "", splits: function () { return cats.map(function (_, i) { return i; }); },
           values: function (u, splits) { return splits.map(function (i) {
-            return i % step === 0 ? short(cats[i], 14) : ""; }); },
+            return i % step === 0 ? labels[i] : ""; }); },
+          rotate: rotate ? ROT : 0, size: xSize,
           grid: { show: false } },
         { label: spec.y_label || "", values: function (u, splits) { return splits.map(fmt); } }
       ],
@@ -102,6 +111,13 @@
       plugins: spec.series.some(function (s) { return s.point_labels; }) ? [labelsPlugin(spec)] : [],
       scales: {
         x: spec.x_time ? { time: true, range: function (u, lo, hi) {
+          // one timestamp: uPlot widens [t, t] to [t, t + 86400 / ms] before asking us, which
+          // for second timestamps is 1000 days with the point at the left edge; centre one day
+          // either side of the point instead
+          var xs = (u.data[0] || []).filter(function (v) { return v != null; });
+          if (xs.length && Math.min.apply(null, xs) === Math.max.apply(null, xs)) {
+            return [xs[0] - 86400, xs[0] + 86400];
+          }
           // a margin so that the first and last labels stay inside the plot
           var pad = hi > lo ? (hi - lo) * 0.05 : 86400; return [lo - pad, hi + pad]; } }
           : { time: false, range: xr ? function () { return xr; } : undefined },
@@ -133,6 +149,7 @@
     }
     el.textContent = "";
     var plot = new uPlot(opts, data, el);
+    el.uplot = plot;  // for tests and the browser console: the chart's scales and data
     el.setAttribute("data-drawn", "true");
     return plot;
   }
