@@ -105,3 +105,37 @@ def test_ctrl_c_is_one_line_and_exit_130():
     assert proc.returncode == 130
     assert out == b""
     assert err.decode() == "ragmeter: interrupted (finished work is kept)\n"
+
+
+def test_trec_leaves_without_interpreter_teardown(monkeypatch, capsys):
+    """``ragmeter trec`` exits through os._exit after flushing (Arrow worker threads may still
+    hold tasks after a fast-path parse error; a normal teardown then aborts now and then)."""
+    import os
+    import sys
+
+    import pytest
+
+    from ragmeter.cli import entry
+    from tests.helpers import CONFORMANCE
+
+    class Left(Exception):
+        pass
+
+    def fake_exit(code: int) -> None:
+        raise Left(code)
+
+    trec = CONFORMANCE / "trec_eval"
+    monkeypatch.setattr(os, "_exit", fake_exit)
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        ["ragmeter", "trec", "-m", "map", str(trec / "qrels.test"), str(trec / "results.test")],
+    )
+    with pytest.raises(Left) as left:
+        entry.console()
+    assert left.value.args == (0,)
+    assert capsys.readouterr().out.startswith("map                   \tall\t")
+    monkeypatch.setattr(sys, "argv", ["ragmeter", "metrics", "--json"])
+    with pytest.raises(SystemExit) as done:  # every other command exits normally
+        entry.console()
+    assert done.value.code == 0

@@ -6,7 +6,27 @@ lean start (specs/retrieval.md §3.1, §9.6). Every other command goes through t
 
 from __future__ import annotations
 
+import os
 import sys
+
+
+def console() -> None:
+    """The ``ragmeter`` executable and ``python -m ragmeter``: run, then exit with the status."""
+    args = sys.argv[1:]
+    code = main(args)
+    if args[:1] == ["trec"]:
+        # After a parse error in its threaded CSV reader (the fast path falling back to the
+        # general parser), Arrow can still have tasks on its worker threads; tearing the
+        # interpreter down under them aborts the process now and then ("terminate called
+        # without an active exception", exit 134; apache/arrow#34314). trec has written all
+        # it will write by now, so it leaves without the teardown.
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            pass
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
 
 
 def main(argv: list[str] | None = None) -> int:
