@@ -281,6 +281,8 @@ def test_source_breakdown_api_and_cli(write):
     res = invoke("trec", "--json", "--by-source", "--ks", "1,3", "-m", "P.1", qp, rp)
     doc = json.loads(res.stdout)
     assert doc["by_source"]["graph"]["rel_share@3"] == pytest.approx(1 / 3)
+    # a TREC file path: the tag column is the source, as on the command line
+    assert source_breakdown(rp, qp, ks=(1, 3)).to_pylist() == table.to_pylist()
     with pytest.raises(InputError, match="the run has no source"):
         source_breakdown({"q1": {"a": 1.0}})
 

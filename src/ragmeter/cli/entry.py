@@ -6,6 +6,7 @@ lean start (specs/retrieval.md §3.1, §9.6). Every other command goes through t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -20,10 +21,8 @@ def console() -> None:
         # interpreter down under them aborts the process now and then ("terminate called
         # without an active exception", exit 134; apache/arrow#34314). trec has written all
         # it will write by now, so it leaves without the teardown.
-        try:
+        with contextlib.suppress(BrokenPipeError):  # the reader left (`| head`): not our error
             sys.stdout.flush()
-        except BrokenPipeError:
-            pass
         sys.stderr.flush()
         os._exit(code)
     sys.exit(code)

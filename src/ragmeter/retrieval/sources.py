@@ -29,9 +29,13 @@ __all__ = ["breakdown_csv", "breakdown_dict", "runs_by_source", "source_breakdow
 
 
 def _ranked(run: Any, source: str) -> tuple[pa.Table, np.ndarray]:
-    from ragmeter.io.trec import _plain, as_run
+    import os
 
-    r = as_run(run, source=source)
+    from ragmeter.io.trec import _plain, as_run, read_run
+
+    # a TREC file's source is its tag column (spec §6.7), as for `ragmeter trec --by-source`
+    is_path = isinstance(run, (str, os.PathLike))
+    r = read_run(run, with_source=True) if is_path else as_run(run, source=source)
     if r.source is None:
         raise InputError(
             "the run has no source (give a 'source' column, --source-field for JSONL, or use the "
