@@ -269,6 +269,38 @@ def test_reading_commands_never_create_a_store(project, args):
     assert not db.exists()
 
 
+def test_every_store_error_of_gate_and_runs_names_its_command(project):
+    config = toy.write_project(project)
+    store = f"sqlite:///{project / 'e.db'}"
+    out = invoke("run", str(config), "--store", store, "--quiet", "--no-cache")
+    assert out.code == 0, out.stderr
+    ids = sorted(
+        r["id"] for r in json.loads(invoke("runs", "list", "--json", "--store", store).stdout)
+    )
+    missing = f"no run 'nosuch' in the store {store} (see ragmeter runs list)\n"
+    for args in (
+        ("gate", "nosuch"),
+        ("runs", "show", "nosuch"),
+        ("runs", "delete", "nosuch", "--yes"),
+        ("runs", "export", "nosuch"),
+    ):
+        command = " ".join(args[:2]) if args[0] == "runs" else args[0]
+        bad = invoke(*args, "--store", store)
+        assert (bad.code, bad.stderr) == (2, f"ragmeter {command}: {missing}")
+    # 'latest' names the latest evaluation's two runs: export needs one
+    two = invoke("runs", "export", "latest", "--store", store)
+    assert (two.code, two.stderr) == (
+        2,
+        f"ragmeter runs export: 'latest' names 2 runs ({', '.join(ids)}); name one run id\n",
+    )
+    url = invoke("runs", "list", "--store", "mysql://x/y")
+    assert (url.code, url.stderr) == (
+        2,
+        "ragmeter runs list: unsupported store backend 'mysql' "
+        "(expected sqlite:///PATH or postgresql://...)\n",
+    )
+
+
 def test_cli_json_and_exit_0(project):
     config = toy.write_project(project, gates={"rules": [{"metric": "toy.match", "min": 0.5}]})
     out = invoke(
