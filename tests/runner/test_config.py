@@ -97,8 +97,24 @@ def test_a_valid_config_loads(project):
         ),
         (
             BASE.replace("toy: {metrics: [match]}", "toy: {metrics: [match, mtch]}"),
-            "ragmeter.yaml:10: tasks.toy.metrics[1]: unknown toy metric 'mtch'; did you mean "
-            "'match'?",
+            "ragmeter.yaml:10: tasks.toy.metrics[1]: unknown toy metric 'mtch' (expected a toy "
+            "metric; see ragmeter metrics toy); did you mean 'match'?",
+        ),
+        (
+            BASE.replace("toy: {metrics: [match]}", "retrieval: {measures: [nDCG@10, bogus]}"),
+            "ragmeter.yaml:10: tasks.retrieval.measures[1]: unknown retrieval measure 'bogus' "
+            "(expected a retrieval measure; see ragmeter metrics retrieval)",
+        ),
+        (
+            BASE.replace("toy: {metrics: [match]}", "retrieval:\n    measures:\n      - NDCG10"),
+            "ragmeter.yaml:12: tasks.retrieval.measures[0]: unknown retrieval measure 'NDCG10' "
+            "(expected a retrieval measure; see ragmeter metrics retrieval); did you mean "
+            "'nDCG@10'?",
+        ),
+        (
+            BASE.replace("toy: {metrics: [match]}", "retrieval: {metrics: [RR, bogus]}"),
+            "ragmeter.yaml:10: tasks.retrieval.metrics[1]: unknown retrieval metric 'bogus' "
+            "(expected a retrieval metric; see ragmeter metrics retrieval)",
         ),
         (
             BASE.replace("toy: {metrics: [match]}", "toy: {metrics: [match], lowercse: true}"),

@@ -540,7 +540,9 @@ def resolve_task_metrics(cfg: RunConfig) -> None:
         if reason is not None:
             cfg.unavailable[task] = reason
         names = options.metric_names()
-        field_name = "measures" if "measures" in type(options).model_fields else "metrics"
+        field_name = _written_key(cfg.data, task, options, "metrics")
+        noun = "measure" if field_name == "measures" else "metric"
+        expected = f"expected a {task} {noun}; see ragmeter metrics {task}"
         if names is None:
             try:
                 names = adapter.default_metrics(options)
@@ -555,9 +557,32 @@ def resolve_task_metrics(cfg: RunConfig) -> None:
         for j, name in enumerate(names):
             try:
                 resolved.extend(adapter.resolve([name]))
+            except registry.UnknownMetricError:
+                did = suggest(str(name), registry.get_task(task).names(), n=1)
+                raise cfg.error(
+                    ("tasks", task, field_name, j),
+                    f"unknown {task} {noun} '{name}' ({expected})"
+                    + (f"; did you mean '{did[0]}'?" if did else ""),
+                ) from None
             except UsageError as exc:
                 raise cfg.error(("tasks", task, field_name, j), exc.message) from None
         cfg.metrics[task] = resolved
+
+
+def _written_key(data: Any, task: str, options: TaskOptions, field_name: str) -> str:
+    """The key the file used for ``field_name`` of a task block: the field or one of its aliases
+    (``measures`` for retrieval's ``metrics``), so errors name what the user wrote."""
+    info = type(options).model_fields.get(field_name)
+    choices = [field_name]
+    alias = getattr(info, "validation_alias", None)
+    if alias is not None:
+        choices = [c for c in getattr(alias, "choices", [alias]) if isinstance(c, str)]
+    block = data.get("tasks", {}).get(task) if isinstance(data, Mapping) else None
+    if isinstance(block, Mapping):
+        for key in choices:
+            if key in block:
+                return key
+    return field_name
 
 
 def _resolve_rule_metric(
