@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -299,6 +300,30 @@ def test_every_store_error_of_gate_and_runs_names_its_command(project):
         "ragmeter runs list: unsupported store backend 'mysql' "
         "(expected sqlite:///PATH or postgresql://...)\n",
     )
+
+
+def test_run_shows_a_progress_bar_per_task(project):
+    config = toy.write_project(project)
+    store = f"sqlite:///{project / 'p.db'}"
+    # not a terminal: rich prints each task's finished bar once
+    out = invoke("run", str(config), "--store", store, "--no-cache")
+    assert out.code == 0, out.stderr
+    assert re.fullmatch(r"toy +━+ 24/24 \d:\d\d:\d\d\n", out.stderr), out.stderr
+    assert invoke("run", str(config), "--store", store, "--no-cache", "--quiet").stderr == ""
+    # a terminal: the bar is drawn live (cursor control codes), labelled with the task
+    import io
+
+    from rich.console import Console
+
+    from ragmeter.runner.config import load_config
+    from ragmeter.runner.pipeline import RichProgress, run_pipeline
+
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=100, color_system=None)
+    run_pipeline(load_config(config), cache_dir=None, progress=RichProgress(console))
+    drawn = screen.getvalue()
+    assert console.is_terminal and "\x1b[?25l" in drawn  # the live display hid the cursor
+    assert re.search(r"toy +━+ 24/24", drawn), drawn
 
 
 def test_cli_json_and_exit_0(project):

@@ -309,6 +309,23 @@ def test_every_stored_detail_is_json(store_url):
     assert parse_detail(raw["q1"])["fields"] == {"gold": "M", "pred": "M"}
 
 
+def test_a_new_sqlite_store_is_in_wal_mode(tmp_path):
+    """runner.md §4: SQLite (WAL). The mode is persistent: a plain sqlite3 connection, which
+    sets nothing itself, sees it too."""
+    import sqlite3
+
+    db = tmp_path / "new.db"
+    with open_store(f"sqlite:///{db}") as store:
+        store.write([make_run("e10-a")])
+        with store.engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+    plain = sqlite3.connect(db)
+    try:
+        assert plain.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    finally:
+        plain.close()
+
+
 def test_newer_schema_is_refused(tmp_path):
     url = f"sqlite:///{tmp_path / 'x.db'}"
     with open_store(url) as store, store.engine.begin() as conn:
