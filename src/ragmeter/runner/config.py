@@ -403,7 +403,9 @@ def _model_of(annotation: Any) -> Any:
     return None
 
 
-def _message(err: Mapping[str, Any], model: type[BaseModel]) -> str:
+def _message(err: Mapping[str, Any], model: type[BaseModel], source: str | None = None) -> str:
+    """The one-line message of a pydantic error; ``source`` is the value's text as written in
+    the YAML file, when known (a hint quotes it: ``3.10``, not the number 3.1 YAML made of it)."""
     kind = err["type"]
     value = err.get("input")
     ctx = err.get("ctx") or {}
@@ -424,7 +426,7 @@ def _message(err: Mapping[str, Any], model: type[BaseModel]) -> str:
             and isinstance(value, (int, float))
             and not isinstance(value, bool)
         ):
-            hint = f'; quote it, e.g. "{value}"'
+            hint = f'; quote it: "{source}"' if source else "; quote it"
         return f"is {_kind(value)} (expected {expected}{hint})"
     if kind == "string_pattern_mismatch":
         return (
@@ -456,7 +458,7 @@ def _validate_model(data: Any, lines: LineMap, path: str | None) -> Config:
         # the first problem in file order
         line, loc, err = min(errors, key=lambda e: (e[0], len(e[1])))
         raise InputError(
-            _message(err, Config),
+            _message(err, Config, lines.text(loc)),
             path=path,
             line=line if path else None,
             location=format_path(loc) if loc else None,
@@ -522,7 +524,7 @@ def _check_tasks(cfg: RunConfig) -> None:
                     f"; did you mean '{did[0]}'?" if did else ""
                 )
             else:
-                message = _message(err, adapter.options)
+                message = _message(err, adapter.options, cfg.lines.text(loc))
             raise cfg.error(loc, message) from None
         cfg.tasks[task] = options
     # runner order, whatever order the file used
