@@ -41,6 +41,8 @@ def test_values_strata_and_summary(project):
     config = toy.write_project(project)
     res = ragmeter.evaluate(config, cache_dir=project / "cache")
     base, good = res.result("base", "toy"), res.result("good", "toy")
+    assert isinstance(base, ragmeter.Result) and res["good", "toy"] is good
+    assert res.results == {"base": {"toy": base}, "good": {"toy": good}}
     assert base.aggregates["match"].value == pytest.approx(8 / 12)
     assert good.aggregates["match"].value == pytest.approx(11 / 12)
     assert base.aggregates["pooled"].value == pytest.approx(pooled(range(12), True))
