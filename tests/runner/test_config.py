@@ -86,8 +86,17 @@ def test_a_valid_config_loads(project):
         ),
         (
             BASE.replace("name: good\n", "name: good\n    version: 3.10\n"),
-            "ragmeter.yaml:8: systems[1].version: is a number (expected a string; quote it, e.g. "
-            '"3.1")',
+            "ragmeter.yaml:8: systems[1].version: is a number (expected a string; quote it: "
+            '"3.10")',
+        ),
+        (
+            BASE.replace("name: good\n", "name: good\n    version: 1.5e+1\n"),
+            "ragmeter.yaml:8: systems[1].version: is a number (expected a string; quote it: "
+            '"1.5e+1")',
+        ),
+        (
+            BASE.replace("name: good\n", "name: good\n    version: 7\n"),
+            'ragmeter.yaml:8: systems[1].version: is a number (expected a string; quote it: "7")',
         ),
         (
             BASE.replace("toy: {metrics: [match]}", "retreival: {}"),
@@ -97,8 +106,24 @@ def test_a_valid_config_loads(project):
         ),
         (
             BASE.replace("toy: {metrics: [match]}", "toy: {metrics: [match, mtch]}"),
-            "ragmeter.yaml:10: tasks.toy.metrics[1]: unknown toy metric 'mtch'; did you mean "
-            "'match'?",
+            "ragmeter.yaml:10: tasks.toy.metrics[1]: unknown toy metric 'mtch' (expected a toy "
+            "metric; see ragmeter metrics toy); did you mean 'match'?",
+        ),
+        (
+            BASE.replace("toy: {metrics: [match]}", "retrieval: {measures: [nDCG@10, bogus]}"),
+            "ragmeter.yaml:10: tasks.retrieval.measures[1]: unknown retrieval measure 'bogus' "
+            "(expected a retrieval measure; see ragmeter metrics retrieval)",
+        ),
+        (
+            BASE.replace("toy: {metrics: [match]}", "retrieval:\n    measures:\n      - NDCG10"),
+            "ragmeter.yaml:12: tasks.retrieval.measures[0]: unknown retrieval measure 'NDCG10' "
+            "(expected a retrieval measure; see ragmeter metrics retrieval); did you mean "
+            "'nDCG@10'?",
+        ),
+        (
+            BASE.replace("toy: {metrics: [match]}", "retrieval: {metrics: [RR, bogus]}"),
+            "ragmeter.yaml:10: tasks.retrieval.metrics[1]: unknown retrieval metric 'bogus' "
+            "(expected a retrieval metric; see ragmeter metrics retrieval)",
         ),
         (
             BASE.replace("toy: {metrics: [match]}", "toy: {metrics: [match], lowercse: true}"),
@@ -227,3 +252,14 @@ def test_redaction_never_leaks():
         "judge": {"base_url": "https://***@api.example/v1", "api_key_env": "MY_KEY"},
         "extra": {"Authorization": "***", "password": "***"},
     }
+
+
+def test_a_number_for_a_string_in_a_dict_config_gets_a_generic_hint(tmp_path):
+    data = {
+        "project": "p",
+        "dataset": {"path": "gold.jsonl"},
+        "systems": [{"name": "a", "version": 3.1, "outputs": {}}],
+    }
+    with pytest.raises(InputError) as exc:
+        load_config(data, base_dir=tmp_path)
+    assert str(exc.value) == "systems[0].version: is a number (expected a string; quote it)"

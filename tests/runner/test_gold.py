@@ -199,14 +199,20 @@ def test_one_line_errors(tmp_path, row, message):
 
 def test_duplicate_ids_and_qids(tmp_path):
     path = write(tmp_path, fixed(), fixed())
-    with pytest.raises(
-        InputError, match=r"gold.jsonl:2: sample id 'eval_001' appears twice \(first at line 1\)"
-    ):
+    with pytest.raises(InputError) as exc:
         load_gold(path)
+    assert str(exc.value) == (
+        f"{path}:2: sample 'eval_001': id: appears twice (first at line 1; expected a unique "
+        "sample id)"
+    )
     other = fixed(id="eval_002")
     other["qa_pairs"][0]["qid"] = "eval_001-q1"
-    with pytest.raises(InputError, match=r":2: sample 'eval_002': qid 'eval_001-q1' appears twice"):
+    with pytest.raises(InputError) as exc:
         load_gold(write(tmp_path, fixed(), other))
+    assert str(exc.value) == (
+        f"{path}:2: sample 'eval_002': qa_pairs[0].qid: qid 'eval_001-q1' appears twice (first "
+        "in sample 'eval_001' at line 1; expected a unique qid)"
+    )
 
 
 def test_unicode_and_offsets_in_code_points(tmp_path):
@@ -302,16 +308,85 @@ def test_foreign_formats(tmp_path):
         load_gold(bad, fmt="grounded")
 
 
+def test_validate_lists_every_problem_of_every_sample(tmp_path):
+    broken = fixed(
+        colour=1,
+        strata={"country": ["NL"]},
+        type_classification={"primary_type": "museum", "secondary_types": ["A", "Z"]},
+        language=7,
+    )
+    broken["ner_annotations"][2].update(start=58, end=62)  # wrong span
+    broken["ner_annotations"].append({"text": "x", "type": 3, "start": 0, "end": 1})
+    broken["qa_pairs"].append({"question": 1, "answerable": "yes"})
+    path = write(tmp_path, fixed(), broken, fixed(id="eval_003"), {"id": 9, "txt": ""})
+    out = invoke("dataset", "validate", str(path))
+    assert out.code == 2
+    p = f"{path}:2: sample 'eval_001'"
+    assert out.stderr.splitlines() == [
+        f"{p}: colour: unknown key (expected one of id, text, language, strata, ner_annotations, "
+        "type_classification, entity_linking, qa_pairs, relevant_docs, meta; put free-form data "
+        "under meta)",
+        f"{p}: strata.country: is a list (expected a string, number or null)",
+        f"{p}: ner_annotations[4].type: is a number (expected a string)",
+        f"{p}: qa_pairs[1].answerable: is a string (expected a JSON boolean)",
+        f"{p}: ner_annotations[2]: text[58:62] is 'n 18', not '1800' (expected the mention's "
+        "offsets; it occurs once, at 60-64)",
+        f"{p}: language: is a number (expected a string)",
+        # a sample with other problems still counts for duplicate ids
+        f"{p}: id: appears twice (first at line 1; expected a unique sample id)",
+        f"{p}: qa_pairs[0].qid: qid 'eval_001-q1' appears twice (first in sample 'eval_001' at "
+        "line 1; expected a unique qid)",
+        f"{p}: type_classification.primary_type: 'museum' is not a heritage type label "
+        "(expected one of G L A M O R C U B E S F I X P H D N T; labels are compared exactly)",
+        f"{p}: type_classification.secondary_types[1]: 'Z' is not a heritage type label "
+        "(expected one of G L A M O R C U B E S F I X P H D N T; labels are compared exactly)",
+        f"{path}:4: sample '9': txt: unknown key (expected one of id, text, language, strata, "
+        "ner_annotations, type_classification, entity_linking, qa_pairs, relevant_docs, meta; "
+        "put free-form data under meta); did you mean 'text'?",
+        f"{path}: 11 problem(s) in 4 samples",
+    ]
+    # --profile none leaves labels alone; a profile file is a label set of its own
+    assert invoke("dataset", "validate", str(path), "--profile", "none").stderr.endswith(
+        f"{path}: 9 problem(s) in 4 samples\n"
+    )
+    labels = tmp_path / "labels.yaml"
+    labels.write_text("name: mine\nvocabulary: [museum, A, Z]\nparent: {}\n")
+    mine = invoke("dataset", "validate", str(path), "--profile", str(labels))
+    assert f"{p}: type_classification.secondary_types[1]" not in mine.stderr
+    assert (
+        f"{path}:1: sample 'eval_001': type_classification.primary_type: 'M' is not a mine type "
+        "label (expected one of museum A Z; labels are compared exactly)"
+        in mine.stderr.splitlines()
+    )
+    bad = invoke("dataset", "validate", str(path), "--profile", "heritge")
+    assert (bad.code, bad.stderr) == (
+        2,
+        "ragmeter dataset: --profile: unknown profile 'heritge' (expected one of heritage or a "
+        "YAML/JSON file)\n",
+    )
+    # stats checks the labels too (the first wrong one, as a run would)
+    wrong = write(tmp_path, fixed(type_classification={"primary_type": "X1"}), name="w.jsonl")
+    stats = invoke("dataset", "stats", str(wrong))
+    assert (stats.code, stats.stderr) == (
+        2,
+        f"{wrong}:1: sample 'eval_001': type_classification.primary_type: 'X1' is not a "
+        "heritage type label (expected one of G L A M O R C U B E S F I X P H D N T; labels are "
+        "compared exactly)\n",
+    )
+    assert invoke("dataset", "stats", str(wrong), "--profile", "none").code == 0
+
+
 def test_dataset_stats_and_validate_commands(tmp_path):
     path = write(tmp_path, fixed(), HERITAGE | {"id": "eval_002"}, {"id": "x", "strata": []})
     out = invoke("dataset", "validate", str(path))
     assert out.code == 2
     lines = out.stderr.strip().splitlines()
     assert lines[0].startswith(f"{path}:2: sample 'eval_002': ner_annotations[2]: text[58:62]")
+    assert lines[1].startswith(f"{path}:2: sample 'eval_002': ner_annotations[3]: text[93:104]")
     assert (
-        lines[1] == f"{path}:3: sample 'x': strata: is a list (expected an object factor -> value)"
+        lines[2] == f"{path}:3: sample 'x': strata: is a list (expected an object factor -> value)"
     )
-    assert lines[2] == f"{path}: 2 problem(s) in 3 samples"
+    assert lines[3] == f"{path}: 3 problem(s) in 3 samples"
     good = write(tmp_path, fixed(), name="ok.jsonl")
     assert invoke("dataset", "validate", str(good)).stdout == f"{good}: 1 samples, no problems\n"
     stats = invoke("dataset", "stats", str(good), "--json")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -40,6 +41,8 @@ def test_values_strata_and_summary(project):
     config = toy.write_project(project)
     res = ragmeter.evaluate(config, cache_dir=project / "cache")
     base, good = res.result("base", "toy"), res.result("good", "toy")
+    assert isinstance(base, ragmeter.Result) and res["good", "toy"] is good
+    assert res.results == {"base": {"toy": base}, "good": {"toy": good}}
     assert base.aggregates["match"].value == pytest.approx(8 / 12)
     assert good.aggregates["match"].value == pytest.approx(11 / 12)
     assert base.aggregates["pooled"].value == pytest.approx(pooled(range(12), True))
@@ -267,6 +270,62 @@ def test_reading_commands_never_create_a_store(project, args):
         f"{db} (ragmeter run writes one; or pass --store URL)\n"
     )
     assert not db.exists()
+
+
+def test_every_store_error_of_gate_and_runs_names_its_command(project):
+    config = toy.write_project(project)
+    store = f"sqlite:///{project / 'e.db'}"
+    out = invoke("run", str(config), "--store", store, "--quiet", "--no-cache")
+    assert out.code == 0, out.stderr
+    ids = sorted(
+        r["id"] for r in json.loads(invoke("runs", "list", "--json", "--store", store).stdout)
+    )
+    missing = f"no run 'nosuch' in the store {store} (see ragmeter runs list)\n"
+    for args in (
+        ("gate", "nosuch"),
+        ("runs", "show", "nosuch"),
+        ("runs", "delete", "nosuch", "--yes"),
+        ("runs", "export", "nosuch"),
+    ):
+        command = " ".join(args[:2]) if args[0] == "runs" else args[0]
+        bad = invoke(*args, "--store", store)
+        assert (bad.code, bad.stderr) == (2, f"ragmeter {command}: {missing}")
+    # 'latest' names the latest evaluation's two runs: export needs one
+    two = invoke("runs", "export", "latest", "--store", store)
+    assert (two.code, two.stderr) == (
+        2,
+        f"ragmeter runs export: 'latest' names 2 runs ({', '.join(ids)}); name one run id\n",
+    )
+    url = invoke("runs", "list", "--store", "mysql://x/y")
+    assert (url.code, url.stderr) == (
+        2,
+        "ragmeter runs list: unsupported store backend 'mysql' "
+        "(expected sqlite:///PATH or postgresql://...)\n",
+    )
+
+
+def test_run_shows_a_progress_bar_per_task(project):
+    config = toy.write_project(project)
+    store = f"sqlite:///{project / 'p.db'}"
+    # not a terminal: rich prints each task's finished bar once
+    out = invoke("run", str(config), "--store", store, "--no-cache")
+    assert out.code == 0, out.stderr
+    assert re.fullmatch(r"toy +━+ 24/24 \d:\d\d:\d\d\n", out.stderr), out.stderr
+    assert invoke("run", str(config), "--store", store, "--no-cache", "--quiet").stderr == ""
+    # a terminal: the bar is drawn live (cursor control codes), labelled with the task
+    import io
+
+    from rich.console import Console
+
+    from ragmeter.runner.config import load_config
+    from ragmeter.runner.pipeline import RichProgress, run_pipeline
+
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=100, color_system=None)
+    run_pipeline(load_config(config), cache_dir=None, progress=RichProgress(console))
+    drawn = screen.getvalue()
+    assert console.is_terminal and "\x1b[?25l" in drawn  # the live display hid the cursor
+    assert re.search(r"toy +━+ 24/24", drawn), drawn
 
 
 def test_cli_json_and_exit_0(project):

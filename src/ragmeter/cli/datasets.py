@@ -8,6 +8,10 @@ from typing import Annotated
 import typer
 
 FORMAT_HELP = "Gold format: ragmeter, graphrag-eval, ultrarag, grounded or trec."
+PROFILE_HELP = (
+    "Label set gold type labels must come from: heritage (default, as the classification task), "
+    "a profile file (YAML/JSON), or none."
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -29,14 +33,21 @@ def register(app: typer.Typer) -> None:
                 help="error (default), relocate (move a span to its unique occurrence) or skip.",
             ),
         ] = "error",
+        profile: Annotated[str, typer.Option("--profile", help=PROFILE_HELP)] = "heritage",
         as_json: Annotated[
             bool, typer.Option("--json", help="Print the statistics as JSON.")
         ] = False,
     ) -> None:
         """Counts per task and stratum, NIL ratio, answerable ratio, languages, labels."""
         from ragmeter.datasets import describe, load_gold
+        from ragmeter.datasets.gold import label_errors
 
-        data = describe(load_gold(gold, fmt=_fmt(fmt), on_offset_mismatch=_policy(offsets)))
+        label_set = _profile(profile)
+        loaded = load_gold(gold, fmt=_fmt(fmt), on_offset_mismatch=_policy(offsets))
+        if label_set is not None:
+            for error in label_errors(list(loaded), label_set, loaded.path):
+                raise error
+        data = describe(loaded)
         if as_json:
             from ragmeter.io.jsonutil import dumps
 
@@ -48,11 +59,12 @@ def register(app: typer.Typer) -> None:
     def validate(
         gold: Annotated[Path, typer.Argument(help="The gold file (JSONL, ragmeter format).")],
         fmt: Annotated[str, typer.Option("--format", help=FORMAT_HELP)] = "ragmeter",
+        profile: Annotated[str, typer.Option("--profile", help=PROFILE_HELP)] = "heritage",
     ) -> int:
         """Check every sample and list every problem, one line each; exit 2 if there is any."""
         from ragmeter.datasets.validate import validate_file
 
-        problems, n = validate_file(gold, fmt=_fmt(fmt))
+        problems, n = validate_file(gold, fmt=_fmt(fmt), profile=_profile(profile))
         for line in problems:
             typer.echo(line, err=True)
         if problems:
@@ -71,6 +83,24 @@ def _fmt(value: str) -> str:
             f"unknown format {value!r} (expected one of {', '.join(FORMATS)})", command="dataset"
         )
     return value
+
+
+def _profile(value: str):  # type: ignore[no-untyped-def]
+    """The label profile named by --profile (None for 'none')."""
+    from ragmeter.errors import InputError, UsageError
+
+    if value == "none":
+        return None
+    try:
+        from ragmeter.extraction.profiles import get_profile
+    except ModuleNotFoundError:  # the extraction engine is not part of this build
+        return None
+    try:
+        return get_profile(value)
+    except InputError as exc:
+        if exc.path is not None:  # a profile file that exists but is bad
+            raise
+        raise UsageError(f"--profile: {exc.message}", command="dataset") from None
 
 
 def _policy(value: str):  # type: ignore[no-untyped-def]

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ragmeter.cli.stores import STORE_HELP, open_existing_store
+from ragmeter.cli.stores import STORE_HELP, stored
 
 RUN_STORE_HELP = (
     "Results store URL (sqlite:///PATH or postgresql://...); default: the config's store:, "
@@ -114,7 +114,7 @@ def register(app: typer.Typer) -> None:
         """Evaluate gate rules on stored runs: PASS/FAIL/SKIP per rule; exit 1 on any FAIL."""
         from ragmeter.runner.stored_gates import gate_stored
 
-        with open_existing_store(store, "gate") as handle:
+        with stored(store, "gate") as handle:
             report = gate_stored(
                 handle,
                 runs,
@@ -161,7 +161,7 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """Stored runs, newest first."""
-        with open_existing_store(store, "runs list") as handle:
+        with stored(store, "runs list") as handle:
             rows = handle.list_runs(
                 project=project,
                 system=system,
@@ -203,7 +203,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print the run as JSON.")] = False,
     ) -> None:
         """One run: its fields, tasks, metrics, comparisons and gate outcomes."""
-        with open_existing_store(store, "runs show") as handle:
+        with stored(store, "runs show") as handle:
             ids = handle.resolve(run)
             data = [handle.export(i, samples=False) for i in ids]
         if as_json:
@@ -230,7 +230,7 @@ def register(app: typer.Typer) -> None:
         """Delete runs (each in one transaction)."""
         from ragmeter.errors import UsageError
 
-        with open_existing_store(store, "runs delete") as handle:
+        with stored(store, "runs delete") as handle:
             ids: list[str] = []
             for ref in runs:
                 ids.extend(i for i in handle.resolve(ref) if i not in ids)
@@ -277,7 +277,7 @@ def register(app: typer.Typer) -> None:
             raise UsageError(
                 f"unknown format {fmt!r} (expected json or parquet)", command="runs export"
             )
-        with open_existing_store(store, "runs export") as handle:
+        with stored(store, "runs export") as handle:
             run_id = handle.resolve_one(run)
             if fmt == "parquet":
                 if output is None:

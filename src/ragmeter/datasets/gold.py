@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -225,9 +226,30 @@ class GoldSet:
 class _Ctx:
     """Where a value sits, for messages: file, line, sample id and key path."""
 
-    def __init__(self, path: str | None, line: int | None, sample: str | None) -> None:
+    def __init__(
+        self,
+        path: str | None,
+        line: int | None,
+        sample: str | None,
+        problems: list[str] | None = None,
+    ) -> None:
         self.path, self.line, self.sample = path, line, sample
-        self.offset_errors: list[str] = []  # every bad span of the sample, reported together
+        # every bad span of the sample, reported together: (key, message)
+        self.offset_errors: list[tuple[str, str]] = []
+        # collecting mode (``ragmeter dataset validate``): problems are appended, parsing goes on
+        self.problems = problems
+        self.broken_mentions = False
+
+    @contextmanager
+    def check(self) -> Iterator[None]:
+        """One independent check: fail fast, or (collecting) note its error and go on."""
+        if self.problems is None:
+            yield
+            return
+        try:
+            yield
+        except InputError as exc:
+            self.problems.append(str(exc))
 
     def error(self, key: str, message: str) -> InputError:
         loc = f"sample '{self.sample}'" if self.sample is not None else None
@@ -242,11 +264,12 @@ def _check_keys(obj: Mapping[str, Any], allowed: Sequence[str], ctx: _Ctx, where
             hint = suggest(key, allowed, n=1)
             did = f"; did you mean '{hint[0]}'?" if hint else ""
             path = f"{where}.{key}" if where else key
-            raise ctx.error(
-                path,
-                f"unknown key (expected one of {', '.join(allowed)}; put free-form data under "
-                f"meta){did}",
-            )
+            with ctx.check():
+                raise ctx.error(
+                    path,
+                    f"unknown key (expected one of {', '.join(allowed)}; put free-form data "
+                    f"under meta){did}",
+                )
 
 
 def _str(value: Any, ctx: _Ctx, key: str, *, allow_int: bool = False) -> str:
@@ -328,7 +351,7 @@ def _check_span(
             f"({_offset_message(text, start, end, mention)})"
         )
         return None
-    ctx.offset_errors.append(f"{key}: {_offset_message(text, start, end, mention)}")
+    ctx.offset_errors.append((key, _offset_message(text, start, end, mention)))
     return start, end
 
 
@@ -413,33 +436,38 @@ def _parse_links(
     links: list[Link] = []
     if isinstance(value, list):
         for i, obj in enumerate(value):
-            link = _parse_link(obj, text, sample_id, ctx, f"{key}[{i}]", policy, fixes)
-            if link is not None:
-                links.append(link)
+            with ctx.check():
+                link = _parse_link(obj, text, sample_id, ctx, f"{key}[{i}]", policy, fixes)
+                if link is not None:
+                    links.append(link)
     elif isinstance(value, dict):
         # the heritage form keys links by surface string: attach to the one annotation with it
         for surface, obj in value.items():
             where = f"{key}.{surface}"
             same = [m for m in mentions or () if m.text == surface]
-            if len(same) != 1:
-                n = "no" if not same else str(len(same))
-                raise ctx.error(
-                    where,
-                    f"{n} NER annotations have this text (expected exactly one; use the list "
-                    "form with start and end to link an ambiguous surface)",
-                )
-            if not isinstance(obj, dict):
-                raise ctx.error(where, f"is {json_type(obj)} (expected an object)")
-            full = {"start": same[0].start, "end": same[0].end, "mention": surface, **obj}
-            link = _parse_link(full, text, sample_id, ctx, where, policy, fixes)
-            if link is not None:
-                links.append(link)
+            if len(same) != 1 and ctx.broken_mentions:
+                continue  # its annotation may be one of the broken ones, reported already
+            with ctx.check():
+                if len(same) != 1:
+                    n = "no" if not same else str(len(same))
+                    raise ctx.error(
+                        where,
+                        f"{n} NER annotations have this text (expected exactly one; use the list "
+                        "form with start and end to link an ambiguous surface)",
+                    )
+                if not isinstance(obj, dict):
+                    raise ctx.error(where, f"is {json_type(obj)} (expected an object)")
+                full = {"start": same[0].start, "end": same[0].end, "mention": surface, **obj}
+                link = _parse_link(full, text, sample_id, ctx, where, policy, fixes)
+                if link is not None:
+                    links.append(link)
     else:
         raise ctx.error(key, f"is {json_type(value)} (expected a list of links or an object)")
     seen: set[str] = set()
     for link in links:
         if link.mention_id in seen:
-            raise ctx.error(key, f"mention id {link.mention_id!r} appears twice")
+            with ctx.check():
+                raise ctx.error(key, f"mention id {link.mention_id!r} appears twice")
         seen.add(link.mention_id)
     return tuple(links)
 
@@ -506,25 +534,30 @@ def _parse_relevant(value: Any, ctx: _Ctx) -> dict[str, dict[str, int]]:
         )
     out: dict[str, dict[str, int]] = {}
     for qid, docs in value.items():
-        key = f"relevant_docs.{qid}"
-        if isinstance(docs, list):
-            grades = {}
-            for i, d in enumerate(docs):
-                grades[_str(d, ctx, f"{key}[{i}]", allow_int=True)] = 1
-        elif isinstance(docs, dict):
-            grades = {}
-            for doc, grade in docs.items():
-                if isinstance(grade, bool) or not isinstance(grade, int):
-                    raise ctx.error(
-                        f"{key}.{doc}", f"grade is {json_type(grade)} (expected an integer)"
-                    )
-                grades[doc] = grade
-        else:
-            raise ctx.error(
-                key, f"is {json_type(docs)} (expected an object doc -> grade, or a list of docs)"
-            )
-        out[qid] = grades
+        with ctx.check():
+            out[qid] = _parse_grades(qid, docs, ctx)
     return out
+
+
+def _parse_grades(qid: str, docs: Any, ctx: _Ctx) -> dict[str, int]:
+    """One qid's judgements: ``{doc: grade}``, or a list of relevant docs (grade 1)."""
+    key = f"relevant_docs.{qid}"
+    grades: dict[str, int] = {}
+    if isinstance(docs, list):
+        for i, d in enumerate(docs):
+            grades[_str(d, ctx, f"{key}[{i}]", allow_int=True)] = 1
+    elif isinstance(docs, dict):
+        for doc, grade in docs.items():
+            if isinstance(grade, bool) or not isinstance(grade, int):
+                raise ctx.error(
+                    f"{key}.{doc}", f"grade is {json_type(grade)} (expected an integer)"
+                )
+            grades[doc] = grade
+    else:
+        raise ctx.error(
+            key, f"is {json_type(docs)} (expected an object doc -> grade, or a list of docs)"
+        )
+    return grades
 
 
 def parse_sample(
@@ -534,8 +567,14 @@ def parse_sample(
     line: int | None = None,
     on_offset_mismatch: OffsetPolicy = "error",
     fixes: list[str] | None = None,
+    problems: list[str] | None = None,
 ) -> GoldSample:
     """Validate one gold record and build a :class:`GoldSample`.
+
+    The first problem raises :class:`InputError`, unless ``problems`` is a list: then every
+    problem is appended to it as one line (each bad key, item, span and QA pair; what
+    ``ragmeter dataset validate`` prints) and the sample is built from what is valid. A record
+    whose id is unusable then raises, as nothing can be said of it without an id.
 
     >>> s = parse_sample({"id": "s1", "text": "Het Rijksmuseum",
     ...                   "ner_annotations": [{"text": "Rijksmuseum", "type": "MUS",
@@ -549,9 +588,15 @@ def parse_sample(
     ...     print(exc)
     gold.jsonl:1: sample 's1': ner_annotations[0]: text[2:6] is ' 180', not '1800' (expected the
     mention's offsets; it occurs once, at 3-7)
+    >>> found: list[str] = []
+    >>> _ = parse_sample({"id": "s2", "txt": "x", "strata": [], "language": 1}, problems=found)
+    >>> print("\\n".join(found))
+    sample 's2': txt: unknown key (expected one of ...); did you mean 'text'?
+    sample 's2': strata: is a list (expected an object factor -> value)
+    sample 's2': language: is a number (expected a string)
     """
     fixes = fixes if fixes is not None else []
-    ctx = _Ctx(path, line, None)
+    ctx = _Ctx(path, line, None, problems)
     raw_id = obj.get("id")
     if raw_id is None:
         raise ctx.error("id", "missing (expected a unique sample id)")
@@ -560,24 +605,98 @@ def parse_sample(
         raise ctx.error("id", "is empty (expected a unique sample id)")
     ctx.sample = sample_id
     _check_keys(obj, SAMPLE_KEYS, ctx, "")
-    text = _opt_str(obj.get("text"), ctx, "text")
-    strata = obj.get("strata")
-    strata = {} if strata is None else strata
-    if not isinstance(strata, dict):
-        raise ctx.error("strata", f"is {json_type(strata)} (expected an object factor -> value)")
-    for factor, value in strata.items():
-        if isinstance(value, (dict, list)):
-            raise ctx.error(
-                f"strata.{factor}", f"is {json_type(value)} (expected a string, number or null)"
-            )
+    text: str | None = None
+    with ctx.check():
+        text = _opt_str(obj.get("text"), ctx, "text")
+    strata: dict[str, Any] = {}
+    with ctx.check():
+        value = obj.get("strata")
+        if value is not None and not isinstance(value, dict):
+            raise ctx.error("strata", f"is {json_type(value)} (expected an object factor -> value)")
+        for factor, level in (value or {}).items():
+            with ctx.check():
+                if isinstance(level, (dict, list)):
+                    raise ctx.error(
+                        f"strata.{factor}",
+                        f"is {json_type(level)} (expected a string, number or null)",
+                    )
+                strata[factor] = level
     mentions: tuple[Mention, ...] | None = None
     if obj.get("ner_annotations") is not None:
-        value = obj["ner_annotations"]
-        if not isinstance(value, list):
-            raise ctx.error("ner_annotations", f"is {json_type(value)} (expected a list)")
-        out: list[Mention] = []
-        for i, m in enumerate(value):
-            key = f"ner_annotations[{i}]"
+        with ctx.check():
+            mentions = _parse_mentions(obj["ner_annotations"], text, ctx, on_offset_mismatch, fixes)
+    types = None
+    if obj.get("type_classification") is not None:
+        with ctx.check():
+            types = _parse_types(obj["type_classification"], ctx)
+    links = None
+    if obj.get("entity_linking") is not None:
+        with ctx.check():
+            links = _parse_links(
+                obj["entity_linking"], text, mentions, sample_id, ctx, on_offset_mismatch, fixes
+            )
+    qa_value = obj.get("qa_pairs")
+    qas: list[QAPair] = []
+    with ctx.check():
+        if qa_value is not None and not isinstance(qa_value, list):
+            raise ctx.error("qa_pairs", f"is {json_type(qa_value)} (expected a list)")
+        for i, q in enumerate(qa_value or []):
+            with ctx.check():
+                qas.append(_parse_qa(q, sample_id, i, ctx))
+    relevant = None
+    if obj.get("relevant_docs") is not None:
+        with ctx.check():
+            relevant = _parse_relevant(obj["relevant_docs"], ctx)
+            known = {q.qid for q in qas} | {sample_id}
+            for qid in relevant:
+                if qid not in known:
+                    with ctx.check():
+                        raise ctx.error(
+                            f"relevant_docs.{qid}",
+                            "names no qid of this sample (expected a qid of its qa_pairs, or the "
+                            "sample id)",
+                        )
+    if ctx.offset_errors:
+        if ctx.problems is None:
+            raise ctx.error("", "; ".join(f"{k}: {m}" for k, m in ctx.offset_errors))
+        ctx.problems.extend(str(ctx.error(k, m)) for k, m in ctx.offset_errors)
+    language = None
+    with ctx.check():
+        language = _opt_str(obj.get("language"), ctx, "language")
+    if language is None and isinstance(strata.get("language"), str):
+        language = strata["language"]
+    meta: dict[str, Any] = {}
+    with ctx.check():
+        value = obj.get("meta")
+        if value is not None and not isinstance(value, dict):
+            raise ctx.error("meta", f"is {json_type(value)} (expected an object)")
+        meta = value or {}
+    return GoldSample(
+        id=sample_id,
+        line=line,
+        text=text,
+        language=language,
+        strata=strata,
+        ner_annotations=mentions,
+        type_classification=types,
+        entity_linking=links,
+        qa_pairs=tuple(qas),
+        relevant_docs=relevant,
+        meta=meta,
+    )
+
+
+def _parse_mentions(
+    value: Any, text: str | None, ctx: _Ctx, policy: OffsetPolicy, fixes: list[str]
+) -> tuple[Mention, ...]:
+    if not isinstance(value, list):
+        raise ctx.error("ner_annotations", f"is {json_type(value)} (expected a list)")
+    out: list[Mention] = []
+    index: list[int] = []  # each kept mention's position in the file's list, for messages
+    for i, m in enumerate(value):
+        key = f"ner_annotations[{i}]"
+        ok = False
+        with ctx.check():
             if not isinstance(m, dict):
                 raise ctx.error(key, f"is {json_type(m)} (expected an object)")
             _check_keys(m, MENTION_KEYS, ctx, key)
@@ -587,103 +706,109 @@ def parse_sample(
             label = _str(m["type"], ctx, f"{key}.type")
             start, end = _int(m["start"], ctx, f"{key}.start"), _int(m["end"], ctx, f"{key}.end")
             surface = _opt_str(m.get("text"), ctx, f"{key}.text")
-            span = _check_span(text, start, end, surface, ctx, key, on_offset_mismatch, fixes)
-            if span is None:
-                continue
-            start, end = span
-            out.append(
-                Mention(label, start, end, surface if surface is not None else text[start:end])
-            )
-        seen: dict[tuple[int, int, str], int] = {}
-        for i, m in enumerate(out):
-            k = (m.start, m.end, m.type)
-            if k in seen:
+            span = _check_span(text, start, end, surface, ctx, key, policy, fixes)
+            ok = True
+            if span is not None:
+                start, end = span
+                out.append(
+                    Mention(label, start, end, surface if surface is not None else text[start:end])
+                )
+                index.append(i)
+        if not ok:
+            ctx.broken_mentions = True
+    seen: dict[tuple[int, int, str], int] = {}
+    for i, m in zip(index, out, strict=True):
+        k = (m.start, m.end, m.type)
+        if k in seen:
+            with ctx.check():
                 raise ctx.error(
                     f"ner_annotations[{i}]",
                     f"duplicates ner_annotations[{seen[k]}] ({m.type} {m.start}-{m.end})",
                 )
-            seen[k] = i
-        mentions = tuple(out)
-    types = None
-    if obj.get("type_classification") is not None:
-        tc = obj["type_classification"]
-        if not isinstance(tc, dict):
-            raise ctx.error("type_classification", f"is {json_type(tc)} (expected an object)")
-        _check_keys(tc, TYPE_KEYS, ctx, "type_classification")
-        if "primary_type" not in tc:
-            raise ctx.error("type_classification.primary_type", "missing (expected a type label)")
-        types = TypeGold(
-            _str(tc["primary_type"], ctx, "type_classification.primary_type"),
-            _str_list(tc.get("secondary_types") or [], ctx, "type_classification.secondary_types"),
-            _opt_str(tc.get("rationale"), ctx, "type_classification.rationale"),
-        )
-    links = None
-    if obj.get("entity_linking") is not None:
-        links = _parse_links(
-            obj["entity_linking"], text, mentions, sample_id, ctx, on_offset_mismatch, fixes
-        )
-    qa_value = obj.get("qa_pairs")
-    qa_value = [] if qa_value is None else qa_value
-    if not isinstance(qa_value, list):
-        raise ctx.error("qa_pairs", f"is {json_type(qa_value)} (expected a list)")
-    qas = tuple(_parse_qa(q, sample_id, i, ctx) for i, q in enumerate(qa_value))
-    relevant = None
-    if obj.get("relevant_docs") is not None:
-        relevant = _parse_relevant(obj["relevant_docs"], ctx)
-        known = {q.qid for q in qas} | {sample_id}
-        for qid in relevant:
-            if qid not in known:
-                raise ctx.error(
-                    f"relevant_docs.{qid}",
-                    "names no qid of this sample (expected a qid of its qa_pairs, or the "
-                    "sample id)",
-                )
-    if ctx.offset_errors:
-        raise ctx.error("", "; ".join(ctx.offset_errors))
-    language = _opt_str(obj.get("language"), ctx, "language")
-    if language is None and isinstance(strata.get("language"), str):
-        language = strata["language"]
-    meta = obj.get("meta")
-    meta = {} if meta is None else meta
-    if not isinstance(meta, dict):
-        raise ctx.error("meta", f"is {json_type(meta)} (expected an object)")
-    return GoldSample(
-        id=sample_id,
-        line=line,
-        text=text,
-        language=language,
-        strata=dict(strata),
-        ner_annotations=mentions,
-        type_classification=types,
-        entity_linking=links,
-        qa_pairs=qas,
-        relevant_docs=relevant,
-        meta=meta,
+        seen.setdefault(k, i)
+    return tuple(out)
+
+
+def _parse_types(tc: Any, ctx: _Ctx) -> TypeGold:
+    if not isinstance(tc, dict):
+        raise ctx.error("type_classification", f"is {json_type(tc)} (expected an object)")
+    _check_keys(tc, TYPE_KEYS, ctx, "type_classification")
+    if "primary_type" not in tc:
+        raise ctx.error("type_classification.primary_type", "missing (expected a type label)")
+    return TypeGold(
+        _str(tc["primary_type"], ctx, "type_classification.primary_type"),
+        _str_list(tc.get("secondary_types") or [], ctx, "type_classification.secondary_types"),
+        _opt_str(tc.get("rationale"), ctx, "type_classification.rationale"),
     )
 
 
 def check_unique(samples: Sequence[GoldSample], path: str | None) -> None:
-    """Sample ids and qids must be unique across the file."""
+    """Sample ids and qids must be unique across the file (raises the first duplicate)."""
+    for error in duplicate_errors(samples, path):
+        raise error
+
+
+def duplicate_errors(samples: Sequence[GoldSample], path: str | None) -> list[InputError]:
+    """Every repeated sample id and qid, in file order."""
+    errors: list[InputError] = []
     first_line: dict[str, int | None] = {}
     qids: dict[str, tuple[str, int | None]] = {}
     for s in samples:
         if s.id in first_line:
-            raise InputError(
-                f"sample id {s.id!r} appears twice (first at line {first_line[s.id]})",
-                path=path,
-                line=s.line,
-            )
-        first_line[s.id] = s.line
-        for qa in s.qa_pairs:
-            if qa.qid in qids:
-                owner, line = qids[qa.qid]
-                raise InputError(
-                    f"qid {qa.qid!r} appears twice (first in sample {owner!r} at line {line})",
+            errors.append(
+                InputError(
+                    f"appears twice (first at line {first_line[s.id]}; expected a unique "
+                    "sample id)",
                     path=path,
                     line=s.line,
-                    location=f"sample '{s.id}'",
+                    location=f"sample '{s.id}': id",
                 )
-            qids[qa.qid] = (s.id, s.line)
+            )
+        first_line.setdefault(s.id, s.line)
+        for i, qa in enumerate(s.qa_pairs):
+            if qa.qid in qids:
+                owner, line = qids[qa.qid]
+                errors.append(
+                    InputError(
+                        f"qid {qa.qid!r} appears twice (first in sample {owner!r} at line "
+                        f"{line}; expected a unique qid)",
+                        path=path,
+                        line=s.line,
+                        location=f"sample '{s.id}': qa_pairs[{i}].qid",
+                    )
+                )
+            qids.setdefault(qa.qid, (s.id, s.line))
+    return errors
+
+
+def label_errors(samples: Sequence[GoldSample], profile: Any, path: str | None) -> list[InputError]:
+    """Every gold type label (primary and secondary) outside the label set of ``profile`` (a
+    :class:`~ragmeter.extraction.profiles.HierarchyProfile`; runner.md §2: type labels come from
+    a label set)."""
+    allowed = set(profile.vocabulary)
+    shown = " ".join(profile.vocabulary)
+    errors: list[InputError] = []
+    for s in samples:
+        tc = s.type_classification
+        if tc is None:
+            continue
+        labels = [("type_classification.primary_type", tc.primary_type)]
+        labels += [
+            (f"type_classification.secondary_types[{i}]", t)
+            for i, t in enumerate(tc.secondary_types)
+        ]
+        for key, label in labels:
+            if label not in allowed:
+                errors.append(
+                    InputError(
+                        f"{label!r} is not a {profile.name} type label (expected one of {shown}; "
+                        "labels are compared exactly)",
+                        path=path,
+                        line=s.line,
+                        location=f"sample '{s.id}': {key}",
+                    )
+                )
+    return errors
 
 
 def load_gold(

@@ -403,7 +403,9 @@ def _model_of(annotation: Any) -> Any:
     return None
 
 
-def _message(err: Mapping[str, Any], model: type[BaseModel]) -> str:
+def _message(err: Mapping[str, Any], model: type[BaseModel], source: str | None = None) -> str:
+    """The one-line message of a pydantic error; ``source`` is the value's text as written in
+    the YAML file, when known (a hint quotes it: ``3.10``, not the number 3.1 YAML made of it)."""
     kind = err["type"]
     value = err.get("input")
     ctx = err.get("ctx") or {}
@@ -424,7 +426,7 @@ def _message(err: Mapping[str, Any], model: type[BaseModel]) -> str:
             and isinstance(value, (int, float))
             and not isinstance(value, bool)
         ):
-            hint = f'; quote it, e.g. "{value}"'
+            hint = f'; quote it: "{source}"' if source else "; quote it"
         return f"is {_kind(value)} (expected {expected}{hint})"
     if kind == "string_pattern_mismatch":
         return (
@@ -456,7 +458,7 @@ def _validate_model(data: Any, lines: LineMap, path: str | None) -> Config:
         # the first problem in file order
         line, loc, err = min(errors, key=lambda e: (e[0], len(e[1])))
         raise InputError(
-            _message(err, Config),
+            _message(err, Config, lines.text(loc)),
             path=path,
             line=line if path else None,
             location=format_path(loc) if loc else None,
@@ -522,7 +524,7 @@ def _check_tasks(cfg: RunConfig) -> None:
                     f"; did you mean '{did[0]}'?" if did else ""
                 )
             else:
-                message = _message(err, adapter.options)
+                message = _message(err, adapter.options, cfg.lines.text(loc))
             raise cfg.error(loc, message) from None
         cfg.tasks[task] = options
     # runner order, whatever order the file used
@@ -540,7 +542,9 @@ def resolve_task_metrics(cfg: RunConfig) -> None:
         if reason is not None:
             cfg.unavailable[task] = reason
         names = options.metric_names()
-        field_name = "measures" if "measures" in type(options).model_fields else "metrics"
+        field_name = _written_key(cfg.data, task, options, "metrics")
+        noun = "measure" if field_name == "measures" else "metric"
+        expected = f"expected a {task} {noun}; see ragmeter metrics {task}"
         if names is None:
             try:
                 names = adapter.default_metrics(options)
@@ -555,9 +559,32 @@ def resolve_task_metrics(cfg: RunConfig) -> None:
         for j, name in enumerate(names):
             try:
                 resolved.extend(adapter.resolve([name]))
+            except registry.UnknownMetricError:
+                did = suggest(str(name), registry.get_task(task).names(), n=1)
+                raise cfg.error(
+                    ("tasks", task, field_name, j),
+                    f"unknown {task} {noun} '{name}' ({expected})"
+                    + (f"; did you mean '{did[0]}'?" if did else ""),
+                ) from None
             except UsageError as exc:
                 raise cfg.error(("tasks", task, field_name, j), exc.message) from None
         cfg.metrics[task] = resolved
+
+
+def _written_key(data: Any, task: str, options: TaskOptions, field_name: str) -> str:
+    """The key the file used for ``field_name`` of a task block: the field or one of its aliases
+    (``measures`` for retrieval's ``metrics``), so errors name what the user wrote."""
+    info = type(options).model_fields.get(field_name)
+    choices = [field_name]
+    alias = getattr(info, "validation_alias", None)
+    if alias is not None:
+        choices = [c for c in getattr(alias, "choices", [alias]) if isinstance(c, str)]
+    block = data.get("tasks", {}).get(task) if isinstance(data, Mapping) else None
+    if isinstance(block, Mapping):
+        for key in choices:
+            if key in block:
+                return key
+    return field_name
 
 
 def _resolve_rule_metric(

@@ -97,6 +97,15 @@ class EvaluationResult:
         """The task Result of one system (``None`` if the task was skipped for it)."""
         return self.systems[system].tasks[task].result
 
+    @property
+    def results(self) -> dict[str, dict[str, Result]]:
+        """Every system's :class:`ragmeter.Result` per task it was evaluated on (skipped tasks
+        are left out): ``results[system][task]``."""
+        return {
+            name: {task: t.result for task, t in run.tasks.items() if t.result is not None}
+            for name, run in self.systems.items()
+        }
+
     def __getitem__(self, key: tuple[str, str]) -> Result | None:
         return self.result(*key)
 

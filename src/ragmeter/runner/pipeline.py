@@ -86,7 +86,7 @@ class _NullProgress:
 class RichProgress:
     """One progress bar per task on stderr (units scored over all systems)."""
 
-    def __init__(self) -> None:
+    def __init__(self, console: Any = None) -> None:
         from rich.console import Console
         from rich.progress import (
             BarColumn,
@@ -101,7 +101,7 @@ class RichProgress:
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
-            console=Console(stderr=True),
+            console=console if console is not None else Console(stderr=True),
             transient=False,
         )
 

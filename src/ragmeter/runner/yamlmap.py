@@ -24,8 +24,17 @@ Path = tuple[str | int, ...]
 class LineMap:
     """Key path → line; a path that was not written takes the line of its closest parent."""
 
-    def __init__(self, lines: dict[Path, int] | None = None) -> None:
+    def __init__(
+        self, lines: dict[Path, int] | None = None, texts: dict[Path, str] | None = None
+    ) -> None:
         self.lines = lines or {}
+        # path -> source text of each non-string scalar as written (``3.10``, which YAML reads
+        # as the number 3.1), so a message can quote what the user typed
+        self.texts = texts or {}
+
+    def text(self, path: Sequence[str | int]) -> str | None:
+        """The source text of the scalar at ``path`` as written, if it was not a string."""
+        return self.texts.get(tuple(path))
 
     def line(self, path: Sequence[str | int]) -> int | None:
         p = tuple(path)
@@ -47,7 +56,9 @@ def format_path(path: Sequence[str | int]) -> str:
     return out
 
 
-def _construct(node: yaml.Node, path: Path, lines: dict[Path, int], name: str) -> Any:
+def _construct(
+    node: yaml.Node, path: Path, lines: dict[Path, int], name: str, texts: dict[Path, str]
+) -> Any:
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
@@ -57,7 +68,7 @@ def _construct(node: yaml.Node, path: Path, lines: dict[Path, int], name: str) -
                     path=name,
                     line=key_node.start_mark.line + 1,
                 )
-            key = _construct(key_node, path, lines, name)
+            key = _construct(key_node, path, lines, name, texts)
             if isinstance(key, (dict, list)):
                 raise InputError(
                     "a key that is not a scalar (expected a plain key)",
@@ -72,15 +83,18 @@ def _construct(node: yaml.Node, path: Path, lines: dict[Path, int], name: str) -
                     line=key_node.start_mark.line + 1,
                 )
             lines[(*path, key)] = key_node.start_mark.line + 1
-            out[key] = _construct(value_node, (*path, key), lines, name)
+            out[key] = _construct(value_node, (*path, key), lines, name, texts)
         return out
     if isinstance(node, yaml.SequenceNode):
         items = []
         for i, item in enumerate(node.value):
             lines[(*path, i)] = item.start_mark.line + 1
-            items.append(_construct(item, (*path, i), lines, name))
+            items.append(_construct(item, (*path, i), lines, name, texts))
         return items
-    return yaml.SafeLoader.construct_object(_SCALAR_LOADER, node, deep=True)
+    value = yaml.SafeLoader.construct_object(_SCALAR_LOADER, node, deep=True)
+    if not isinstance(value, str) and isinstance(node, yaml.ScalarNode):
+        texts[path] = node.value
+    return value
 
 
 class _ScalarLoader(yaml.SafeLoader):
@@ -106,5 +120,6 @@ def load_yaml(path: str | os.PathLike[str]) -> tuple[Any, LineMap]:
     if node is None:
         raise InputError("empty file (expected a YAML mapping of config keys)", path=name)
     lines: dict[Path, int] = {(): node.start_mark.line + 1}
-    data = _construct(node, (), lines, name)
-    return data, LineMap(lines)
+    texts: dict[Path, str] = {}
+    data = _construct(node, (), lines, name, texts)
+    return data, LineMap(lines, texts)

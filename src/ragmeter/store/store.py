@@ -85,6 +85,37 @@ def _loads(text: str | None, default: Any = None) -> Any:
     return json.loads(text) if text else default
 
 
+def json_detail(detail: str | None) -> str | None:
+    """A per-sample ``detail`` as the store keeps it: always a JSON object or array (runner.md
+    §4). Engines write JSON or a plain reason (``connection error after 6 attempts``); a plain
+    reason becomes ``{"reason": text}``, so every reader can parse every detail. Empty is None.
+
+    >>> json_detail("connection error after 6 attempts")
+    '{"reason": "connection error after 6 attempts"}'
+    >>> json_detail('{"gold": "M", "pred": "A"}')
+    '{"gold": "M", "pred": "A"}'
+    >>> json_detail("{not json") is None, json_detail("") is None
+    (False, True)
+    """
+    if not detail:
+        return None
+    text = detail.strip()
+    if text[:1] in ("{", "[") and text[-1:] in ("}", "]"):
+        try:
+            json.loads(text)
+            return detail
+        except ValueError:
+            pass
+    return json.dumps({"reason": detail}, ensure_ascii=False)
+
+
+def detail_object(detail: str | None) -> Any:
+    """A stored detail parsed (a store written before details were always JSON may still
+    hold plain text: that reads as ``{"reason": text}``)."""
+    normal = json_detail(detail)
+    return None if normal is None else json.loads(normal)
+
+
 def _finite(x: Any) -> float | None:
     if x is None:
         return None
@@ -722,7 +753,9 @@ class Store:
             "gates": self.gates(run_id),
         }
         if samples:
-            out["samples"] = self.samples(run_id)
+            out["samples"] = [
+                {**row, "detail": detail_object(row["detail"])} for row in self.samples(run_id)
+            ]
             out["records"] = self.records(run_id)
         return out
 
@@ -750,6 +783,12 @@ def _sample_rows(key: int, task_record: Any) -> Iterator[tuple[Any, ...]]:
     order = pc.sort_indices(table, sort_keys=[("metric", "ascending"), ("id", "ascending")])
     table = table.take(order)
     task = task_record.task
+    normal: dict[str | None, str | None] = {}  # details repeat (labels, reasons): check each once
+    details = []
+    for d in table.column("detail").to_pylist():
+        if d not in normal:
+            normal[d] = json_detail(d)
+        details.append(normal[d])
     return zip(
         [key] * table.num_rows,
         [task] * table.num_rows,
@@ -757,7 +796,7 @@ def _sample_rows(key: int, task_record: Any) -> Iterator[tuple[Any, ...]]:
         table.column("id").to_pylist(),
         table.column("value").to_pylist(),
         table.column("status").to_pylist(),
-        table.column("detail").to_pylist(),
+        details,
         strict=True,
     )
 
