@@ -13,7 +13,7 @@ import ragmeter.judge as rj
 from ragmeter.judge.cache import JudgeCache
 from ragmeter.judge.client import FatalJudgeError
 from ragmeter.judge.limiter import FakeClock, RateLimiter
-from tests.judge.fake_openai import Reply
+from tests.judge.fake_openai import SENTINEL_KEY, Reply
 
 FOUR = "One fact. Two fact. Three fact. Four fact."
 
@@ -498,3 +498,57 @@ def test_sync_api_inside_a_running_event_loop(fake, make_config):
 
     res = asyncio.run(notebook_cell())
     assert res.values("answer_correctness") == {"q": 1.0}
+
+
+# -- cache keys in the per-sample detail (the dashboard's link to the cache) ---------------------
+
+
+def _cached_keys(path) -> set[str]:
+    cache = JudgeCache(path)
+    try:
+        return cache.keys()
+    finally:
+        cache.close()
+
+
+def _details(res) -> dict[str, str]:
+    rows = res.samples.to_pylist()
+    return {r["id"]: r["detail"] for r in rows if r["metric"] == res.records[0]["metric"]}
+
+
+def test_details_record_the_cache_keys_of_every_call_in_order(fake, make_config, tmp_path):
+    cfg = make_config(repeats=2)
+    samples = [faith_sample("ok", "a"), faith_sample("wrong_count", "b")]
+    first = run(samples[:2], ["faithfulness"], cfg)
+    details = _details(first)
+    ok = json.loads(details["a"])
+    refs = ok["cache_keys"]
+    assert [(c["stage"], c["kind"], c["repeat"]) for c in refs] == [
+        ("faithfulness.statements", "call", 0),
+        ("faithfulness.verify", "call", 0),
+        ("faithfulness.statements", "call", 1),
+        ("faithfulness.verify", "call", 1),
+    ]
+    assert {c["key"] for c in refs} <= _cached_keys(tmp_path / "cache.sqlite")
+    # a failed sample keeps its reason and the calls that led to it, the repair included
+    bad = json.loads(details["b"])
+    assert bad["reason"] == "verdict count 3 != statements 4"
+    assert [(c["stage"], c["kind"]) for c in bad["cache_keys"] if c["repeat"] == 0] == [
+        ("faithfulness.statements", "call"),
+        ("faithfulness.verify", "call"),
+        ("faithfulness.verify", "repair"),
+    ]
+    assert first.records[0]["cache_keys"] == refs
+    assert SENTINEL_KEY not in json.dumps(first.records) + "".join(details.values())
+    # a re-run answered by the cache gives the same table
+    sent = len(fake.requests)
+    again = run(samples[:2], ["faithfulness"], cfg)
+    assert len(fake.requests) == sent
+    assert _details(again) == details
+
+
+def test_calls_without_a_reply_leave_no_cache_key(fake, make_config):
+    res = run([ac_sample("always_429")], ["answer_correctness"], make_config(), clock=FakeClock())
+    assert res.statuses("answer_correctness") == {"q": "timeout"}
+    assert res.records[0]["cache_keys"] == []
+    assert _details(res) == {"q": "HTTP 429 after 6 attempts"}

@@ -77,6 +77,15 @@ def register(app: typer.Typer) -> None:
             typer.Option("--host", help="Address to listen on (127.0.0.1: this machine only)."),
         ] = "127.0.0.1",
         port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port.")] = 8150,
+        judge_cache: Annotated[
+            Path | None,
+            typer.Option(
+                "--judge-cache",
+                help="The judge's cache file, read-only: sample pages show each judge call's "
+                "prompt and reply (default: $RAGMETER_JUDGE_CACHE, else "
+                ".ragmeter/judge-cache.sqlite).",
+            ),
+        ] = None,
     ) -> None:
         """Start the read-only dashboard over the results store (needs ragmeter\\[web])."""
         from ragmeter.errors import UsageError
@@ -90,17 +99,19 @@ def register(app: typer.Typer) -> None:
                 "pip install 'ragmeter[web]'",
                 command="serve",
             ) from None
+        cache_path = _judge_cache_path(judge_cache)
         _check_port(host, port)
         from ragmeter.web import create_app
 
         handle = open_existing_store(store, "serve")
         public = host not in LOOPBACK
         hosts = None if host in ("0.0.0.0", "::") else [*LOOPBACK, host]
-        app = create_app(handle, allowed_hosts=hosts)
+        app = create_app(handle, allowed_hosts=hosts, judge_cache=cache_path)
         shown = f"[{host}]" if ":" in host else host
+        cache_note = f"judge cache {cache_path}; " if cache_path.is_file() else ""
         print(
-            f"ragmeter dashboard: http://{shown}:{port}/  (store {handle.url}; read-only; "
-            "Ctrl+C stops it)",
+            f"ragmeter dashboard: http://{shown}:{port}/  (store {handle.url}; {cache_note}"
+            "read-only; Ctrl+C stops it)",
             file=sys.stderr,
             flush=True,
         )
@@ -115,6 +126,28 @@ def register(app: typer.Typer) -> None:
             uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
         finally:
             handle.close()
+
+
+def _judge_cache_path(given: Path | None) -> Path:
+    """The judge cache the sample pages read: ``--judge-cache`` (which must exist), else
+    ``$RAGMETER_JUDGE_CACHE``, else the judge's default file. Those two may be absent: the
+    dashboard starts all the same and a sample page with judge calls says the cache is missing.
+    """
+    import os
+
+    from ragmeter.errors import UsageError
+
+    if given is not None:
+        if not given.is_file():
+            what = "is a folder" if given.is_dir() else "does not exist"
+            raise UsageError(
+                f"--judge-cache {given} {what} (expected the judge's cache file, "
+                "e.g. .ragmeter/judge-cache.sqlite)",
+                command="serve",
+            )
+        return given.absolute()
+    env = os.environ.get("RAGMETER_JUDGE_CACHE")
+    return Path(env or ".ragmeter/judge-cache.sqlite").absolute()
 
 
 def _check_port(host: str, port: int) -> None:

@@ -3,7 +3,8 @@
 WAL mode, ``synchronous=NORMAL``, ``busy_timeout=5000``; values are JSON (never pickle). Each
 reply is committed as soon as it arrives, so killing the process loses at most the in-flight
 calls and a re-run sends only the calls that never finished. Headers and keys are never stored:
-``request_json`` holds only messages, params and schema.
+``request_json`` holds only messages, params and schema. :class:`CacheReader` looks entries up
+without ever writing to the file (the dashboard's sample page).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 import sqlite3
 import time
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from typing import Any
 from ragmeter.errors import InputError
 from ragmeter.judge.ledger import LEDGER_FIELDS
 
-__all__ = ["CacheEntry", "JudgeCache", "cache_key", "canonical_json"]
+__all__ = ["CacheEntry", "CacheReader", "JudgeCache", "cache_key", "canonical_json"]
 
 SCHEMA_VERSION = "1"
 
@@ -328,3 +329,77 @@ class JudgeCache:
 
     def __len__(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM judge_cache").fetchone()[0]
+
+
+_READ_SQL = (
+    "SELECT key, model, prompt_version, request_json, response_json, valid, created "
+    "FROM judge_cache WHERE key IN ({})"
+)
+
+
+class CacheReader:
+    """Read-only lookups in a judge cache file, for ``ragmeter serve --judge-cache``.
+
+    The file is opened with the SQLite URI ``mode=ro`` (and ``PRAGMA query_only``) for each
+    lookup, so nothing is ever written, created or left open. When no ``-wal`` file exists the
+    database is fully checkpointed and is read with ``immutable=1`` as well, which needs no
+    shared-memory file either; if a judge run wrote to it meanwhile (the ``-wal`` file appeared
+    or the file changed) the lookup is repeated the ordinary read-only way.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path).absolute()
+
+    def exists(self) -> bool:
+        return self.path.is_file()
+
+    def _fingerprint(self) -> tuple[int, int, bool]:
+        stat = self.path.stat()
+        return stat.st_mtime_ns, stat.st_size, Path(f"{self.path}-wal").exists()
+
+    def _query(self, uri: str, keys: list[str]) -> dict[str, dict[str, Any]]:
+        db = sqlite3.connect(uri, uri=True, timeout=5.0, isolation_level=None)
+        try:
+            db.execute("PRAGMA query_only=ON")
+            out: dict[str, dict[str, Any]] = {}
+            for start in range(0, len(keys), 500):
+                part = keys[start : start + 500]
+                sql = _READ_SQL.format(", ".join("?" for _ in part))
+                for key, model, pv, req, resp, valid, created in db.execute(sql, part):
+                    request = json.loads(req) if req is not None else None
+                    out[key] = {
+                        "key": key,
+                        "model": model,
+                        "prompt_version": pv,
+                        "messages": request.get("messages") if request else None,
+                        "response": json.loads(resp),
+                        "valid": bool(valid),
+                        "created": created,
+                    }
+            return out
+        finally:
+            db.close()
+
+    def lookup(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The entries of ``keys`` that the cache holds (a pruned one is simply absent).
+
+        Raises :class:`FileNotFoundError` when the file is gone and
+        :class:`~ragmeter.errors.InputError` when it is not a readable judge cache.
+        """
+        wanted = sorted(set(keys))
+        if not wanted:
+            return {}
+        if not self.exists():
+            raise FileNotFoundError(os.fspath(self.path))
+        uri = self.path.as_uri()
+        try:
+            before = self._fingerprint()
+            if not before[2]:
+                found = self._query(f"{uri}?mode=ro&immutable=1", wanted)
+                if self._fingerprint() == before:
+                    return found
+            return self._query(f"{uri}?mode=ro", wanted)
+        except (sqlite3.Error, ValueError) as exc:
+            raise InputError(
+                f"cannot read the judge cache ({exc})", path=os.fspath(self.path)
+            ) from None

@@ -3,8 +3,10 @@
 The per-sample table has one row per sample × output metric (``answer_correctness``,
 ``answer_recall``, …) with the value, the status and a detail: the reason for a non-``ok``
 row, and for the headline row of an ``ok`` sample a JSON object with the judge's explanation,
-the companion keys and the spread over repeats (not the run's accounting, so that a cached
-re-run gives an identical table; calls and cost are in the records). Aggregates are means over
+the companion keys, the spread over repeats and ``cache_keys``, the judge-cache entries of its
+calls (not the run's accounting, so that a cached re-run gives an identical table; calls and
+cost are in the records). A non-``ok`` headline row whose calls got replies has
+``{"reason", "cache_keys"}``. Aggregates are means over
 ``ok`` samples (``--no-claims-as`` folds ``no_claims`` in); ``judge`` and ``cost`` are
 metadata. :attr:`JudgeResult.records` are the ``--per-sample`` lines.
 """
@@ -154,6 +156,8 @@ def build_result(
                     "tokens_out": stats.tokens_out,
                     "cost_usd": None if stats.cost_usd is None else round(stats.cost_usd, 10),
                     "prompt_versions": list(stats.prompt_versions),
+                    # repeats finish in any order; within one, calls are in pipeline order
+                    "cache_keys": sorted(stats.cache_keys, key=lambda c: c["repeat"]),
                 }
             )
             record.update(fields)
@@ -166,7 +170,13 @@ def build_result(
                 values[o].append(p.value)
                 statuses[o].append(p.status)
                 if p.status != st.OK:
-                    details[o].append(p.detail)
+                    if o == head and record["cache_keys"]:
+                        # a failed sample's replies are the ones worth reading
+                        details[o].append(
+                            dumps({"reason": p.detail, "cache_keys": record["cache_keys"]})
+                        )
+                    else:
+                        details[o].append(p.detail)
                 elif o == head:
                     details[o].append(
                         dumps({k: v for k, v in record.items() if k not in _RUN_ONLY})

@@ -62,6 +62,9 @@ class CallStats:
     tokens_out: int = 0
     cost_usd: float | None = 0.0
     prompt_versions: list[str] = field(default_factory=list)
+    # the judge-cache entries the sample's result came from, in call order: what lets the
+    # dashboard show the prompts and replies (hashes and stage names only, never the text)
+    cache_keys: list[dict[str, Any]] = field(default_factory=list)
 
     def merge(self, other: CallStats) -> None:
         self.calls += other.calls
@@ -75,6 +78,7 @@ class CallStats:
         for p in other.prompt_versions:
             if p not in self.prompt_versions:
                 self.prompt_versions.append(p)
+        self.cache_keys.extend(other.cache_keys)
 
 
 @dataclass
@@ -121,6 +125,7 @@ class _Exchange:
     obj: Any = None
     errors: list[str] = field(default_factory=list)
     cache_hit: bool = False
+    key: str | None = None  # the cache entry that holds ``response``
 
 
 def _response_dict(r: JudgeResponse) -> dict[str, Any]:
@@ -367,6 +372,30 @@ class JudgeRuntime:
         extra: Mapping[str, Any] | None,
         kind: str,
     ) -> _Exchange:
+        ex = await self._lookup_or_send(messages, prompt_ref, spec, ctx, max_tokens, extra, kind)
+        if ex.key is not None and ex.response is not None:
+            # a sample's calls are sequential, so this order is the pipeline's and is the same
+            # when a re-run answers from the cache
+            ctx.stats.cache_keys.append(
+                {
+                    "stage": prompt_ref.split("@")[0],
+                    "kind": kind,
+                    "repeat": ctx.repeat,
+                    "key": ex.key,
+                }
+            )
+        return ex
+
+    async def _lookup_or_send(
+        self,
+        messages: list[dict[str, str]],
+        prompt_ref: str,
+        spec: OutputSpec | None,
+        ctx: Ctx,
+        max_tokens: int,
+        extra: Mapping[str, Any] | None,
+        kind: str,
+    ) -> _Exchange:
         if self.fatal is not None:
             raise self.fatal
         params = self.base_params(max_tokens, extra)
@@ -380,13 +409,14 @@ class JudgeRuntime:
             if ex.status in (st.TIMEOUT, st.BUDGET_EXCEEDED) or ex.response is None:
                 return ex
             self._hit(ctx, stage, kind, ex.status)
-            return _Exchange(ex.status, ex.detail, ex.response, ex.obj, ex.errors, True)
+            return _Exchange(ex.status, ex.detail, ex.response, ex.obj, ex.errors, True, ex.key)
 
         if not self.refresh_cache:
             entry = self.cache.get(key)
             if entry is not None and (entry.valid or not self.retry_errors):
                 ex = _assess(entry.response, spec)
                 ex.cache_hit = True
+                ex.key = key
                 self._hit(ctx, stage, kind, ex.status)
                 return ex
 
@@ -572,6 +602,7 @@ class JudgeRuntime:
             tokens_in=resp.prompt_tokens,
             tokens_out=resp.completion_tokens,
         )
+        ex.key = key
         return ex
 
     def _ledger_sent(

@@ -66,7 +66,9 @@ def metric_info(task: str, metric: str) -> dict[str, Any]:
 
 def parse_detail(detail: str | None) -> dict[str, Any]:
     """A per-sample ``detail`` split into what pages show: a plain reason, or JSON fields with
-    the judge's explanation (and any cached prompt/response) pulled out.
+    the judge's explanation (and any cached prompt/response) pulled out, and the judge-cache
+    references of its calls (``cache_keys``: stage, kind, repeat, key) set apart for the
+    dashboard to look up.
 
     >>> parse_detail("no relevant document retrieved")["reason"]
     'no relevant document retrieved'
@@ -81,6 +83,7 @@ def parse_detail(detail: str | None) -> dict[str, Any]:
         "fields": {},
         "prompt": None,
         "response": None,
+        "cache_keys": [],
     }
     if detail is None:
         return out
@@ -101,6 +104,11 @@ def parse_detail(detail: str | None) -> dict[str, Any]:
             out[key] = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     if out["prompt"] is None and "messages" in fields:
         out["prompt"] = json.dumps(fields.pop("messages"), ensure_ascii=False, indent=1)
+    refs = fields.get("cache_keys")
+    if isinstance(refs, list) and all(
+        isinstance(r, dict) and isinstance(r.get("key"), str) for r in refs
+    ):
+        out["cache_keys"] = fields.pop("cache_keys")
     out["fields"] = fields
     return out
 
@@ -494,7 +502,9 @@ def _errors(
                 )
                 recs = queries.records(conn, keys[rid], task, [x["sample_id"] for x in rows])
                 for x in rows:
-                    x.update(parse_detail(x.pop("detail")))
+                    d = parse_detail(x.pop("detail"))
+                    del d["cache_keys"]  # only the dashboard's sample page looks them up
+                    x.update(d)
                     x.update(record_summary(recs.get(x["sample_id"])))
                 per_run.append({"run_id": rid, "system": r["system"], "samples": rows})
             if per_run:

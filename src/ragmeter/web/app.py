@@ -9,6 +9,7 @@ rebinding).
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -108,10 +109,16 @@ def create_app(
     store: Store | str | None = None,
     *,
     allowed_hosts: Iterable[str] | None = LOOPBACK,
+    judge_cache: str | os.PathLike[str] | None = None,
 ) -> Starlette:
     """The dashboard over ``store`` (a :class:`Store` or URL). ``allowed_hosts``: host names
-    the ``Host`` header may carry (``None``: any, for a server bound to a public address)."""
+    the ``Host`` header may carry (``None``: any, for a server bound to a public address).
+    ``judge_cache``: the judge's cache file, read-only, whose prompts and replies the sample
+    page shows (``None``: not shown; a path that does not exist: the page says so)."""
+    from ragmeter.judge.cache import CacheReader
+
     handle = store if isinstance(store, Store) else Store(store)
+    reader = None if judge_cache is None else CacheReader(judge_cache)
     env = environment(link_run=link_run, link_sample=link_sample)
     cache = pages.ReportCache()
 
@@ -164,7 +171,7 @@ def create_app(
                 data = pages.run_page(handle, parts[0], params, cache=cache)
                 return render(request, "run.html", data, json)
             if len(parts) == 3 and parts[1] == "samples":
-                data = pages.sample_page(handle, parts[0], parts[2])
+                data = pages.sample_page(handle, parts[0], parts[2], judge_cache=reader)
                 return render(request, "sample.html", data, json)
             if not parts:
                 return RedirectResponse("/", status_code=307)
@@ -242,6 +249,7 @@ def create_app(
     app = Starlette(routes=routes, exception_handlers={404: not_found})
     app.state.store = handle
     app.state.report_cache = cache
+    app.state.judge_cache = reader
     app.add_middleware(_Guard, hosts=allowed_hosts)
     return app
 

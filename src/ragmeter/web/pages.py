@@ -14,9 +14,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ragmeter.errors import UsageError
+from ragmeter.errors import InputError, UsageError
 from ragmeter.report import analysis, queries
 from ragmeter.report.view import (
     build_report,
@@ -27,6 +27,9 @@ from ragmeter.report.view import (
 )
 from ragmeter.store import Store
 from ragmeter.store.store import RUN_FIELDS, iso
+
+if TYPE_CHECKING:
+    from ragmeter.judge.cache import CacheReader
 
 __all__ = ["compare_page", "run_page", "runs_page", "sample_page", "trends_page"]
 
@@ -258,9 +261,84 @@ def run_page(
 
 
 # -- /runs/<id>/samples/<sample-id> -----------------------------------------------------------
-def sample_page(store: Store, run_id: str, sample_id: str) -> dict[str, Any]:
+NO_CACHE_GIVEN = "no judge cache given (ragmeter serve --judge-cache PATH shows these calls)"
+ENTRY_PRUNED = "not in the judge cache (pruned, or the run used another cache file)"
+NO_REQUEST = "prompt not stored (the judge ran with cache_requests off)"
+
+
+def _judge_calls(
+    values: Sequence[dict[str, Any]], reader: CacheReader | None
+) -> dict[str, Any] | None:
+    """Resolve each value's ``cache_keys`` into ``judge_calls`` (stage, prompt messages,
+    response text) from the judge cache, read-only; returns the cache's state for the page, or
+    ``None`` when no value has any."""
+    keys = [ref["key"] for v in values for ref in v["cache_keys"]]
+    if not keys:
+        return None
+    state: dict[str, Any] = {"path": None if reader is None else str(reader.path)}
+    entries: dict[str, dict[str, Any]] = {}
+    if reader is None:
+        state.update(status="off", message=NO_CACHE_GIVEN)
+    else:
+        try:
+            entries = reader.lookup(keys)
+            state.update(status="ok", message=None)
+        except FileNotFoundError:
+            state.update(status="missing", message=f"judge cache not found at {reader.path}")
+        except InputError as exc:
+            state.update(status="unreadable", message=str(exc))
+    for v in values:
+        calls = []
+        for ref in v["cache_keys"]:
+            entry = entries.get(ref["key"])
+            call: dict[str, Any] = {
+                "stage": str(ref.get("stage") or ""),
+                "kind": str(ref.get("kind") or "call"),
+                "repeat": ref.get("repeat") if isinstance(ref.get("repeat"), int) else 0,
+                "key": ref["key"],
+                "found": entry is not None,
+                "messages": None,
+                "response": None,
+                "finish_reason": None,
+                "model": None,
+                "valid": None,
+                "note": None,
+            }
+            if entry is not None:
+                resp = entry["response"] if isinstance(entry["response"], dict) else {}
+                text = resp.get("text")
+                if text is None and resp.get("refusal"):
+                    text = f"(refusal) {resp['refusal']}"
+                messages = entry["messages"]
+                call.update(
+                    messages=[
+                        {"role": str(m.get("role", "")), "content": str(m.get("content", ""))}
+                        for m in messages
+                        if isinstance(m, dict)
+                    ]
+                    if isinstance(messages, list)
+                    else None,
+                    response=None if text is None else str(text),
+                    finish_reason=resp.get("finish_reason"),
+                    model=resp.get("model") or entry["model"],
+                    valid=entry["valid"],
+                    note=None if isinstance(messages, list) else NO_REQUEST,
+                )
+            elif state["status"] == "ok":
+                call["note"] = ENTRY_PRUNED
+            calls.append(call)
+        v["judge_calls"] = calls
+        v["judge_cache_note"] = state["message"] if calls else None
+    return state
+
+
+def sample_page(
+    store: Store, run_id: str, sample_id: str, *, judge_cache: CacheReader | None = None
+) -> dict[str, Any]:
     """One unit: its inputs, gold and outputs per task, every metric with its reason and the
-    judge's explanation (and cached prompt/response when the detail carries them)."""
+    judge's explanation, and each judge call's prompt and reply looked up by the cache keys its
+    detail records in ``judge_cache`` (read-only; a line says when the cache or an entry is
+    missing)."""
     _must_exist(store, run_id)
     run = store.get_run(run_id, full=False)
     try:
@@ -281,6 +359,8 @@ def sample_page(store: Store, run_id: str, sample_id: str) -> dict[str, Any]:
                 "value": v["value"],
                 "status": v["status"],
                 **parse_detail(v["detail"]),
+                "judge_calls": [],
+                "judge_cache_note": None,
             }
         )
     asked = {t["task"]: t["metrics"] for t in store.tasks(run_id)}
@@ -296,11 +376,16 @@ def sample_page(store: Store, run_id: str, sample_id: str) -> dict[str, Any]:
     ordered = sorted(tasks.values(), key=lambda t: task_order_key(t["task"]))
     for t in ordered:
         t["summary"] = record_summary(t["record"])
+    cache_state = _judge_calls([v for t in ordered for v in t["values"]], judge_cache)
+    for t in ordered:
+        for v in t["values"]:
+            del v["cache_keys"]  # resolved into judge_calls
     return {
         "page_kind": "sample",
         "run": run,
         "sample_id": sample_id,
         "tasks": ordered,
+        "judge_cache": cache_state,
         "charts": {},
     }
 
