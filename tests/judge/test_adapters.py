@@ -333,6 +333,17 @@ def test_answer_correctness_command_example(tmp_path, judge_env, fake):
     assert len(fake.requests) == 6  # only the timed-out row is asked again (6 attempts)
 
 
+def test_answer_correctness_stops_on_a_rejected_key(tmp_path, judge_env, fake):
+    """401 is fatal (judge.md §2.1): one redacted line, exit 2, no output file."""
+    inp = write_tsv(tmp_path / "in.tsv", [["Q1", "R1 [[rm-test:auth]]", "A1"]])
+    out = tmp_path / "out.tsv"
+    res = invoke("answer-correctness", "-i", str(inp), "-o", str(out))
+    assert res.code == 2
+    assert res.stderr.startswith("ragmeter answer-correctness: HTTP 401")
+    assert SENTINEL_KEY not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert not out.exists()
+
+
 def test_answer_correctness_upstream_prompt_config(tmp_path, fake, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SENTINEL_KEY)
     cfg = tmp_path / "config.yaml"

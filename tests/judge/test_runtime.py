@@ -552,3 +552,20 @@ def test_calls_without_a_reply_leave_no_cache_key(fake, make_config):
     assert res.statuses("answer_correctness") == {"q": "timeout"}
     assert res.records[0]["cache_keys"] == []
     assert _details(res) == {"q": "HTTP 429 after 6 attempts"}
+
+
+def test_an_unknown_price_is_null_in_every_total_never_zero(fake, make_config, monkeypatch):
+    """judge.md §8: a cost leaving out calls of unknown price is null, overall and per metric."""
+    import ragmeter.judge.runtime as runtime_mod
+
+    # the fake server is on 127.0.0.1, which counts as a free local endpoint: make it a paid one
+    monkeypatch.setattr(runtime_mod, "is_local_endpoint", lambda url: False)
+    samples = [rj.Sample("q1", question="Q", reference="R", answer="A")]
+    res = run(samples, ["answer_correctness"], make_config())
+    cost = res.metadata["cost"]
+    assert cost["calls_sent"] >= 1 and cost["usd_unknown_calls"] == cost["calls_sent"]
+    assert cost["usd"] is None
+    assert res.metadata["cost_per_metric"]["answer_correctness"]["usd"] is None
+    # with a price, the same call costs a number
+    priced = run(samples, ["answer_correctness"], make_config(price_in=1.0, price_out=1.0))
+    assert priced.metadata["cost"]["usd_unknown_calls"] == 0

@@ -687,6 +687,7 @@ def _run_answer_correctness(
         steps_judge,
         validate_claims,
     )
+    from ragmeter.judge.client import FatalJudgeError
     from ragmeter.judge.config import HINT, load_config_file, resolve_config
 
     if compat not in (None, "graphrag-eval-5", "graphrag-eval-6"):
@@ -747,7 +748,10 @@ def _run_answer_correctness(
         finally:
             await judge.aclose()
 
-    out_rows = asyncio.run(main())
+    try:
+        out_rows = asyncio.run(main())
+    except FatalJudgeError as exc:  # 401/403/404, exhausted quota: stop, nothing written (§2.1)
+        raise UsageError(str(exc), command="answer-correctness") from None
     with atomic_write(out_file) as fh:
         writer = csv.writer(fh, delimiter="\t")
         writer.writerow(AC_HEADER)

@@ -358,7 +358,8 @@ class Totals:
             "cache_hits": self.cache_hits,
             "tokens_in": self.tokens_in,
             "tokens_out": self.tokens_out,
-            "usd": round(self.usd, 10),
+            # a sum that leaves out calls of unknown price is not a cost: null, never a number
+            "usd": None if self.usd_unknown_calls else round(self.usd, 10),
             "usd_unknown_calls": self.usd_unknown_calls,
         }
 

@@ -236,8 +236,6 @@ def build_result(
     )
     if runtime is not None and runtime.price is not None and runtime.price.as_of:
         cost["prices_as_of"] = runtime.price.as_of
-    if runtime is not None and runtime.price is None:
-        cost["usd"] = None if cost["calls_sent"] else 0.0
     metadata = {
         "judge": judge_meta,
         "cost": cost,
