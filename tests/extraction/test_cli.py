@@ -312,6 +312,58 @@ def test_link_e2e_and_mapping(tmp_path):
     assert out["cross_kb"]["consistency_rate"] == 1.0
 
 
+def test_agreement_numeric_ordinal_ratings_in_numeric_order(tmp_path):
+    """JSONL numbers are ratings; without --categories ordinal labels order as numbers."""
+    import krippendorff
+    import numpy as np
+
+    r1 = [1, 2, 3, 9, 10, 10, 2, 3]
+    r2 = [1, 3, 3, 10, 9, 10, 2, 1]
+    paths = []
+    for name, ratings in (("a", r1), ("b", r2)):
+        paths.append(
+            write(
+                tmp_path / f"{name}.jsonl",
+                "".join(
+                    json.dumps({"id": f"i{k}", "label": x}) + "\n" for k, x in enumerate(ratings)
+                ),
+            )
+        )
+    res = invoke("agreement", *paths, "--level", "ordinal", "--json")
+    assert res.code == 0, res.stderr
+    got = json.loads(res.stdout)
+    # krippendorff ranks ordinal values by their numeric value, as the categories 1 < 2 < 3 < 9 < 10
+    want = krippendorff.alpha(reliability_data=np.array([r1, r2]), level_of_measurement="ordinal")
+    assert close(got["krippendorff_alpha"], want)
+    explicit = invoke(
+        "agreement", *paths, "--level", "ordinal", "--categories", "1,2,3,9,10", "--json"
+    )
+    assert json.loads(explicit.stdout)["krippendorff_alpha"] == got["krippendorff_alpha"]
+    words = [write(tmp_path / f"w{k}.tsv", "id\tlabel\ni1\tlow\ni2\thigh\n") for k in (1, 2)]
+    bad = invoke("agreement", *words, "--level", "ordinal")
+    assert bad.code == 2
+    assert bad.stderr == (
+        "ragmeter agreement: --level ordinal needs --categories LOW,...,HIGH (the labels are not "
+        "numbers, so their order is unknown)\n"
+    )
+
+
+def test_ner_heritage_offsets_in_utf16(tmp_path):
+    """--offset-unit applies to heritage JSON too (extraction.md §1.3, TV-FMT-01's text)."""
+    text = "\U0001f3db Rijksmuseum"
+    rec = {
+        "id": "d1",
+        "text": text,
+        "ner_annotations": [{"text": "Rijksmuseum", "type": "MUS", "start": 3, "end": 14}],
+    }
+    gold = write(tmp_path / "g.jsonl", json.dumps(rec) + "\n")
+    res = invoke("ner", gold, gold, "--offset-unit", "utf16", "--json")
+    assert res.code == 0, res.stderr
+    assert json.loads(res.stdout)["strict"]["micro"]["f1"] == 1.0
+    plain = invoke("ner", gold, gold, "--json")
+    assert plain.code == 2 and "ends after the text" in plain.stderr
+
+
 def test_agreement_labels_and_spans(tmp_path):
     v = vectors("iaa.json")["TV-IAA-01"]
     a = write(

@@ -478,12 +478,14 @@ def test_label_files(tmp_path):
     gold = read_labels(jsonl(tmp_path, record(), name="g.jsonl"))
     assert gold.labels == {"eval_001": "M"} and gold.secondary == {"eval_001": ["A"]}
     heritage = read_labels(write(tmp_path / "h.tsv", "text\tgold_type\tsecondary_types\nx\tM\t\n"))
+    numbers = read_labels(jsonl(tmp_path, {"id": "q1", "label": 3}, name="n.jsonl"))
+    assert numbers.labels == {"q1": "3"}  # ratings on a scale, read as their text
     assert heritage.labels == {"1": "M"} and heritage.format == "heritage-tsv"
     for name, content, message in [
         ("c.tsv", "item\tlabel\nq1\tM\n", ":1: header 'item\\tlabel' (expected id<TAB>label"),
         ("d.tsv", "id\tlabel\nq1\tM\nq1\tA\n", ":3: item 'q1' appears twice (first on line 2"),
         ("e.tsv", "id\tlabel\nq1\n", ":2: 1 column(s) (expected 2: id, label)"),
-        ("f.jsonl", '{"id": "q1", "label": 3}\n', ":1: label is 3"),
+        ("f.jsonl", '{"id": "q1", "label": true}\n', ":1: label is True (expected a string or"),
         ("g.jsonl", '{"label": "M"}\n', ":1: record has no 'id'"),
         ("h.tsv", "", ": empty file"),
         ("i.tsv", "id\tlabel\nq1\t\n", ":2: item 'q1' has an empty label"),

@@ -104,7 +104,12 @@ def _load_spans(path: str, fmt: str, *, role: str, opts: dict[str, Any]):
         )
     from ragmeter.io.heritage import load_heritage
 
-    return load_heritage(path, role=role, on_offset_mismatch=opts["on_offset_mismatch"])
+    return load_heritage(
+        path,
+        role=role,
+        on_offset_mismatch=opts["on_offset_mismatch"],
+        offset_unit=opts["offset_unit"],
+    )
 
 
 def _ner_tables(report, *, per_document: bool, token_report=None) -> None:
@@ -202,6 +207,23 @@ def _ner_tables(report, *, per_document: bool, token_report=None) -> None:
         )
 
 
+def _numeric_order(ratings: dict[str, dict[str, Any]], cmd: str) -> list[str]:
+    """The categories of ordinal labels without --categories: numbers, in numeric order.
+
+    Text sorts "10" before "9", which would weight every disagreement wrongly; labels that are
+    not numbers have no order ragmeter could guess.
+    """
+    present = sorted({v for labels in ratings.values() for v in labels.values()})
+    try:
+        return sorted(present, key=float)
+    except ValueError:
+        raise UsageError(
+            "--level ordinal needs --categories LOW,...,HIGH (the labels are not numbers, so "
+            "their order is unknown)",
+            command=cmd,
+        ) from None
+
+
 def register(app: typer.Typer) -> None:
     @app.command("ner")
     def ner(
@@ -244,7 +266,9 @@ def register(app: typer.Typer) -> None:
             "span", "--discontinuous", help="BRAT: span | fragments | error."
         ),
         offset_unit: str = typer.Option(
-            "codepoint", "--offset-unit", help="BRAT offsets: codepoint | utf16 | utf8."
+            "codepoint",
+            "--offset-unit",
+            help="Offsets of BRAT and heritage JSON: codepoint | utf16 | utf8.",
         ),
         profile: str = typer.Option(
             None,
@@ -649,6 +673,8 @@ def register(app: typer.Typer) -> None:
                         ) from None
                 ratings[name] = labels
             cats = _split(categories) or None
+            if cats is None and level == "ordinal":
+                cats = _numeric_order(ratings, cmd)
             report = ag.agreement(ratings, level=level, categories=cats)
             _warn_lines(report.warnings)
             if as_json:

@@ -94,9 +94,12 @@ def read_labels(path: str | os.PathLike[str], *, secondary_sep: str = "|") -> La
                 extra = rec.get("labels") or []
                 if label is None and extra:
                     label, extra = extra[0], extra[1:]
+            if isinstance(label, (int, float)) and not isinstance(label, bool):
+                # ratings on a numeric scale (agreement --level ordinal/interval/ratio)
+                label = str(label)
             if not isinstance(label, str):
                 raise InputError(
-                    f"label is {label!r} (expected a string under 'label' or "
+                    f"label is {label!r} (expected a string or number under 'label' or "
                     "type_classification.primary_type)",
                     path=name,
                     line=line,
