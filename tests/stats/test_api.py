@@ -54,6 +54,19 @@ def test_callable_statistic_and_one_sided_randomization():
 
     r = randomization_test(A, B, statistic=mean_diff)
     assert r.p_value == 0.015625 and r.statistic_name == "mean_diff"
+    # a plain stat(a, b) -> float (stats.md §4) gives the same test, one call per resample
+    plain = randomization_test(A, B, statistic=lambda a, b: float(np.mean(a) - np.mean(b)))
+    assert (plain.p_value, plain.statistic) == (r.p_value, r.statistic)
+    median = randomization_test(A, B, statistic=lambda a, b: float(np.median(a) - np.median(b)))
+    flips = np.array([[1 - 2 * ((m >> i) & 1) for i in range(len(A))] for m in range(1 << len(A))])
+    d = np.asarray(A) - np.asarray(B)
+    # the median difference under every sign pattern, for the exact reference p-value
+    meds = np.array(
+        [np.median(np.where(f > 0, A, B)) - np.median(np.where(f > 0, B, A)) for f in flips]
+    )
+    obs = np.median(A) - np.median(B)
+    assert median.method == "exact" and d.size == len(A)
+    assert median.p_value == np.mean(np.abs(meds) >= abs(obs) - 1e-9)
     greater = randomization_test(A, B, alternative="greater")
     less = randomization_test(A, B, alternative="less")
     # 4 patterns (flipping only the two zero differences) tie with T_obs

@@ -132,6 +132,15 @@ def signflip_pvalues(
     )
 
 
+def _reduces_rows(stat: Callable[..., Any], a: np.ndarray, b: np.ndarray) -> bool:
+    """True when ``stat`` maps (rows, n) arrays to (rows,) values (one call per chunk)."""
+    try:
+        t = np.asarray(stat(np.stack([a, b]), np.stack([b, a])), dtype=np.float64)
+    except Exception:  # a plain stat(a, b) may not take 2-D input at all
+        return False
+    return t.shape == (2,)
+
+
 def _callable_pvalue(
     stat: Callable[..., Any],
     a: np.ndarray,
@@ -147,13 +156,16 @@ def _callable_pvalue(
     gamma = _tolerance(observed)
     counts = {k: np.zeros(1, dtype=np.int64) for k in ("abs", "greater", "less")}
     chunk = max(16, min(4096, (1 << 21) // max(len(a), 1)))
+    vectorised = _reduces_rows(stat, a, b)
     for byte_rows in patterns.iter_bytes(chunk):
         keep = unpack_bits(byte_rows, len(a))
-        t = np.asarray(stat(np.where(keep, a, b), np.where(keep, b, a)), dtype=np.float64)
-        if t.shape != (len(keep),):
-            raise ValueError(
-                "a callable statistic must reduce the last axis: stat(a, b) with a and b of "
-                f"shape (rows, n) must return shape (rows,), got {t.shape}"
+        xs, ys = np.where(keep, a, b), np.where(keep, b, a)
+        if vectorised:
+            t = np.asarray(stat(xs, ys), dtype=np.float64)
+        else:
+            # a plain stat(a, b) -> float, as §4 allows: one call per resample (slower)
+            t = np.fromiter(
+                (stat(x, y) for x, y in zip(xs, ys, strict=True)), np.float64, len(keep)
             )
         counts["abs"] += int((np.abs(t) >= abs(observed) - gamma).sum())
         counts["greater"] += int((t >= observed - gamma).sum())
