@@ -502,3 +502,30 @@ def test_unknown_metric_suggests(tmp_path):
 def test_help_lists_both_commands():
     res = run_cli("--help")
     assert "answers" in res.stdout and "grounded" in res.stdout
+
+
+@pytest.mark.parametrize(
+    ("device", "message"),
+    [
+        ("bogus", "--device 'bogus' is not a torch device (expected cpu, cuda, cuda:N or mps)"),
+        ("cuda", "--device 'cuda': this torch build has no cuda device (use cpu)"),
+    ],
+)
+def test_a_device_torch_cannot_use_is_a_usage_error(tmp_path, device, message):
+    # the Makefile installs the CPU build of torch, which has no cuda device
+    path = write(tmp_path, ROWS)
+    res = invoke("answers", path, "-m", "semantic-similarity", "--device", device)
+    assert res.code == 2 and res.stdout == ""
+    assert res.stderr.startswith(f"ragmeter answers: {message}")
+    assert len(res.stderr.splitlines()) == 1
+
+
+def test_json_nested_too_deeply_is_one_line(tmp_path):
+    path = tmp_path / "deep.jsonl"
+    path.write_text('{"id": 1, "x": ' + "[" * 100_000 + "]" * 100_000 + "}\n", encoding="utf-8")
+    for args in (("answers", str(path)), ("grounded", "--gold", str(path), "--trace", str(path))):
+        res = invoke(*args)
+        assert res.code == 2
+        assert (
+            res.stderr == f"{path}:1: JSON nested too deeply (expected one JSON object per line)\n"
+        )

@@ -188,6 +188,28 @@ def _load_path(path: Path, device: str) -> Any:
             ) from None
 
 
+def _check_device(device: str) -> None:
+    """A bad or unavailable ``--device`` is a usage error, not a torch traceback."""
+    try:
+        import torch
+    except ModuleNotFoundError:
+        return  # the load reports the missing extra
+    try:
+        kind = torch.device(device).type
+    except RuntimeError:
+        raise UsageError(
+            f"--device '{device}' is not a torch device (expected cpu, cuda, cuda:N or mps)"
+        ) from None
+    mps = getattr(torch.backends, "mps", None)
+    available = {
+        "cpu": True,
+        "cuda": torch.cuda.is_available(),
+        "mps": bool(mps and mps.is_available()),
+    }
+    if not available.get(kind, True):
+        raise UsageError(f"--device '{device}': this torch build has no {kind} device (use cpu)")
+
+
 def load_minilm(
     *, path: str | os.PathLike[str] | None = None, device: str | None = None
 ) -> Embedder:
@@ -217,6 +239,7 @@ def load_minilm(
     cached = _MODELS.get(key)
     if cached is not None:
         return cached
+    _check_device(device)
     if key_path is not None:
         p = Path(key_path)
         if not p.is_dir():

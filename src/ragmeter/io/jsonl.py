@@ -57,6 +57,12 @@ def iter_jsonl(
                 ) from None
             except ValueError as exc:
                 raise InputError(str(exc), path=name, line=lineno) from None
+            except RecursionError:
+                raise InputError(
+                    "JSON nested too deeply (expected one JSON object per line)",
+                    path=name,
+                    line=lineno,
+                ) from None
             if not isinstance(obj, dict):
                 raise InputError(
                     f"a JSON {type(obj).__name__ if obj is not None else 'null'} "

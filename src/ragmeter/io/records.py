@@ -68,6 +68,12 @@ def read_records(path: str | os.PathLike[str]) -> list[tuple[int, dict[str, Any]
             ) from None
         except ValueError as exc:
             raise InputError(str(exc), path=name, line=line_of(pos)) from None
+        except RecursionError:
+            raise InputError(
+                "JSON nested too deeply (expected a JSON array of objects)",
+                path=name,
+                line=line_of(pos),
+            ) from None
         if not isinstance(obj, dict):
             raise InputError(
                 f"a JSON {type(obj).__name__} (expected an object per record)",
