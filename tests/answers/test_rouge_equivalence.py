@@ -17,7 +17,7 @@ from rouge_score import rouge_scorer
 
 from ragmeter.answers import rouge as ra_rouge
 from ragmeter.answers.rouge_engine import RougeEngine
-from ragmeter.answers.rouge_pltrdy import UpstreamError, pltrdy_scores
+from ragmeter.answers.rouge_pltrdy import UpstreamError, pltrdy_prf, pltrdy_scores
 from ragmeter.answers.tokenize import _scan, rouge_score_tokens, unicode_tokens
 
 ALL_TYPES = (*(f"rouge-{n}" for n in range(1, 10)), "rouge-l", "rouge-lsum")
@@ -245,9 +245,16 @@ def test_pltrdy_identical_on_3000_random_texts():
             with pytest.raises(UpstreamError, match=str(exc).replace(".", r"\.")):
                 pltrdy_scores(hyp, ref, [1, 2, 3], True)
             continue
-        mine = pltrdy_scores(hyp, ref, [1, 2, 3], True)
+        mine = pltrdy_prf(hyp, ref, [1, 2, 3], True)
         for key, t in ((1, "rouge-1"), (2, "rouge-2"), (3, "rouge-3"), ("l", "rouge-l")):
-            assert mine[key] == theirs[t]["f"], (hyp, ref, t)
+            assert mine[key] == (theirs[t]["p"], theirs[t]["r"], theirs[t]["f"]), (hyp, ref, t)
+            assert pltrdy_scores(hyp, ref, [1, 2, 3], True)[key] == theirs[t]["f"]
+        api = ra_rouge(hyp, [ref], types=("rouge-1", "rouge-l"), profile="flashrag")
+        assert tuple(api["rouge-l"]) == (
+            theirs["rouge-l"]["p"],
+            theirs["rouge-l"]["r"],
+            theirs["rouge-l"]["f"],
+        )
     assert 100 < raised < 2900  # both branches exercised
 
 

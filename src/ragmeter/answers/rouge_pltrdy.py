@@ -83,6 +83,38 @@ def _rouge_l(hyp: Sequence[str], ref: Sequence[str]) -> tuple[float, float, floa
     return _f(p, r), p, r
 
 
+def pltrdy_prf(
+    pred: str, gold: str, ns: Sequence[int], want_l: bool
+) -> dict[int | str, tuple[float, float, float]]:
+    """``(precision, recall, f)`` of ROUGE-N (each n in ``ns``) and ROUGE-L (key ``"l"``), as
+    pltrdy's ``get_scores`` reports them (``p``, ``r``, ``f``).
+
+    Raises :class:`UpstreamError` with pltrdy's message where pltrdy raises.
+
+    >>> pltrdy_prf("Paris is the capital", "Paris", [1], False)
+    {1: (0.25, 1.0, 0.39999999680000003)}
+    """
+    hyp = _sentences(pred)
+    ref = _sentences(gold)
+    if not hyp:
+        raise UpstreamError("Hypothesis is empty.")
+    if not ref:
+        raise UpstreamError("Reference is empty.")
+    out: dict[int | str, tuple[float, float, float]] = {}
+    if ns:
+        hw, rw = _words(hyp), _words(ref)
+        for n in ns:
+            h, r = _ngram_set(hw, n), _ngram_set(rw, n)
+            overlap = len(h & r)
+            precision = 0.0 if not h else overlap / len(h)
+            recall = 0.0 if not r else overlap / len(r)
+            out[n] = (precision, recall, _f(precision, recall))
+    if want_l:
+        f, p, r = _rouge_l(hyp, ref)
+        out["l"] = (p, r, f)
+    return out
+
+
 def pltrdy_scores(pred: str, gold: str, ns: Sequence[int], want_l: bool) -> dict[int | str, float]:
     """F of ROUGE-N (for each n in ``ns``) and of ROUGE-L (key ``"l"``), as pltrdy computes them.
 
@@ -93,21 +125,4 @@ def pltrdy_scores(pred: str, gold: str, ns: Sequence[int], want_l: bool) -> dict
     >>> pltrdy_scores("paris is the capital", "Paris", [1], False)
     {1: 0.0}
     """
-    hyp = _sentences(pred)
-    ref = _sentences(gold)
-    if not hyp:
-        raise UpstreamError("Hypothesis is empty.")
-    if not ref:
-        raise UpstreamError("Reference is empty.")
-    out: dict[int | str, float] = {}
-    if ns:
-        hw, rw = _words(hyp), _words(ref)
-        for n in ns:
-            h, r = _ngram_set(hw, n), _ngram_set(rw, n)
-            overlap = len(h & r)
-            precision = 0.0 if not h else overlap / len(h)
-            recall = 0.0 if not r else overlap / len(r)
-            out[n] = _f(precision, recall)
-    if want_l:
-        out["l"] = _rouge_l(hyp, ref)[0]
-    return out
+    return {k: prf[2] for k, prf in pltrdy_prf(pred, gold, ns, want_l).items()}

@@ -34,7 +34,7 @@ from ragmeter.answers.rouge_engine import (
     aggregate_scores,
     parse_rouge_type,
 )
-from ragmeter.answers.rouge_pltrdy import UpstreamError, pltrdy_scores
+from ragmeter.answers.rouge_pltrdy import UpstreamError, pltrdy_prf, pltrdy_scores
 from ragmeter.answers.tokenize import has_rouge_nonascii, unicode_tokens
 from ragmeter.errors import InputError, UsageError
 
@@ -404,7 +404,7 @@ def rouge(
 
     ``squad`` is rouge-score 0.1.2 on the raw texts (stemming off by default), ``ultrarag``
     rouge-score on UltraRAG-normalised texts with Porter stemming, ``flashrag`` pltrdy rouge 1.0.1
-    (F only; P and R are 0.0 there, and where pltrdy raises the score is 0.0). ``agg="max"``
+    (its ``p``, ``r`` and ``f``; where pltrdy raises, that gold scores 0.0). ``agg="max"``
     keeps, per type, the first gold with the highest F (rouge-score ``score_multi``).
 
     Returns
@@ -436,14 +436,14 @@ def rouge(
         per = []
         for g in golds:
             try:
-                s = pltrdy_scores(prediction, g, ns, "rouge-l" in opts.metrics)
+                s = pltrdy_prf(prediction, g, ns, "rouge-l" in opts.metrics)
             except UpstreamError:
-                s = dict.fromkeys((*ns, "l"), 0.0)
+                s = dict.fromkeys((*ns, "l"), (0.0, 0.0, 0.0))
             per.append(s)
         out = {}
         for t in opts.metrics:
             key = "l" if t == "rouge-l" else parse_rouge_type(t)
-            out[t] = aggregate_scores([RougeScore(0.0, 0.0, s[key]) for s in per], agg)
+            out[t] = aggregate_scores([RougeScore(*s[key]) for s in per], agg)
         return out
     engine = RougeEngine(
         opts.metrics, tokenizer=opts.tokenizer, stem=opts.stem, lsum_split=lsum_split
