@@ -264,10 +264,15 @@ def test_pltrdy_error_maps_to_zero_and_flag():
     s = ra.score("...", ["x", "y."], metrics=["rouge-1", "rouge-l"], profile="flashrag")
     assert s.values == {"rouge-1": 0.0, "rouge-l": 0.0}
     assert s.flags == ["rouge_upstream_error"]
-    # one failing gold does not hide the others
+    # spec §3.7.6: the sample scores 0.0, even when another gold would match
     s = ra.score("x", ["...", "x"], metrics=["rouge-1"], profile="flashrag")
-    assert s.values["rouge-1"] == pytest.approx(0.999999995, abs=1e-15)
+    assert s.values["rouge-1"] == 0.0
     assert s.flags == ["rouge_upstream_error"]
+    assert ra.rouge("x", ["...", "x"], types=("rouge-1",), profile="flashrag")["rouge-1"] == (
+        0.0,
+        0.0,
+        0.0,
+    )
 
 
 def test_pltrdy_long_sentence_does_not_overflow():

@@ -286,7 +286,11 @@ class SampleScorer:
                 for t in self.rouge_types:
                     per_type[t].append(s["l" if t == "rouge-l" else parse_rouge_type(t)])
             if failed:
+                # spec §3.7.6: where FlashRAG loses ROUGE, the whole sample scores 0.0
                 out.flags.append(ROUGE_UPSTREAM_ERROR)
+                for t in per_type:
+                    out.values[t] = 0.0
+                return
             for t, vals in per_type.items():
                 out.values[t] = _agg(vals, o.agg[t])
             return
@@ -404,7 +408,7 @@ def rouge(
 
     ``squad`` is rouge-score 0.1.2 on the raw texts (stemming off by default), ``ultrarag``
     rouge-score on UltraRAG-normalised texts with Porter stemming, ``flashrag`` pltrdy rouge 1.0.1
-    (its ``p``, ``r`` and ``f``; where pltrdy raises, that gold scores 0.0). ``agg="max"``
+    (its ``p``, ``r`` and ``f``; where pltrdy raises on any gold, every type is 0.0). ``agg="max"``
     keeps, per type, the first gold with the highest F (rouge-score ``score_multi``).
 
     Returns
@@ -436,10 +440,9 @@ def rouge(
         per = []
         for g in golds:
             try:
-                s = pltrdy_prf(prediction, g, ns, "rouge-l" in opts.metrics)
-            except UpstreamError:
-                s = dict.fromkeys((*ns, "l"), (0.0, 0.0, 0.0))
-            per.append(s)
+                per.append(pltrdy_prf(prediction, g, ns, "rouge-l" in opts.metrics))
+            except UpstreamError:  # the whole sample scores 0.0, as in score() (spec §3.7.6)
+                return {t: RougeScore(0.0, 0.0, 0.0) for t in opts.metrics}
         out = {}
         for t in opts.metrics:
             key = "l" if t == "rouge-l" else parse_rouge_type(t)
