@@ -232,6 +232,8 @@ def test_evaluate_input_checks():
         ra.evaluate(["a", "b"], ["a", "b"], ids=[1, "1"])
     with pytest.raises(InputError, match=r"sample '0': golds\[0\] is an object"):
         ra.evaluate(["a"], [[{"x": 1}]])
+    with pytest.raises(InputError, match=r"golds\[0\] is NaN \(expected a string, a number"):
+        ra.score("nan", [float("nan")], metrics=["em"])
 
 
 def test_evaluate_progress_callback():

@@ -48,13 +48,15 @@ def dumps(obj: Any, *, indent: int | None = None) -> str:
 def json_type(value: Any) -> str:
     """How an error message names the JSON type of a parsed value ("a string", "null", ...).
 
-    >>> json_type(True), json_type(3.5), json_type(None), json_type([1])
-    ('a boolean', 'a number', 'null', 'a list')
+    >>> json_type(True), json_type(3.5), json_type(None), json_type([1]), json_type(float("nan"))
+    ('a boolean', 'a number', 'null', 'a list', 'NaN')
     """
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
+    if isinstance(value, float) and value != value:
+        return "NaN"  # a float, but no number: messages must not call it one
     if isinstance(value, (int, float)):
         return "a number"
     if isinstance(value, str):
