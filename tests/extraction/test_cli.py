@@ -243,8 +243,22 @@ def test_classify_bad_input(tmp_path):
     gold = write(tmp_path / "g.tsv", "id\tlabel\na\tm\n")
     res = invoke("classify", gold, gold, "--profile", "heritage")
     assert res.code == 2
-    assert res.stderr.startswith(
-        "gold label 'm' (1 item(s), first 'a') is not in the heritage vocabulary"
+    assert res.stderr == (
+        f"{gold}:2: gold label 'm' of item 'a' is not in the heritage vocabulary (expected one of "
+        "G L A M O R C U B E S F I X P H D N T, or --invalid-gold drop_items)\n"
+    )
+    pred = write(tmp_path / "p.tsv", "id\tlabel\nb\tM\n")
+    ok = write(tmp_path / "ok.tsv", "id\tlabel\na\tM\n")
+    res = invoke("classify", ok, pred)
+    assert res.stderr == (
+        f"{ok}:2: item 'a' has no prediction in {pred} (expected a prediction for every gold "
+        "item, or --missing as_invalid)\n"
+    )
+    both = write(tmp_path / "both.tsv", "id\tlabel\na\tM\nb\tM\n")
+    res = invoke("classify", ok, both)
+    assert res.code == 2 and res.stderr == (
+        f"{both}:3: item 'b' is not in the gold file {ok} (expected predictions for gold items "
+        "only, or --extra ignore)\n"
     )
     dup = write(tmp_path / "d.tsv", "id\tlabel\na\tM\na\tA\n")
     res = invoke("classify", dup, gold)

@@ -207,6 +207,44 @@ def _ner_tables(report, *, per_document: bool, token_report=None) -> None:
         )
 
 
+def _check_label_files(
+    g: Any, p: Any, prof: Any, *, missing: str, extra: str, invalid: str
+) -> None:
+    """The first problem the engine would refuse, as ``FILE:LINE``: an invalid gold label, a
+    gold item without a prediction, a prediction for no gold item (in file order)."""
+    from ragmeter.errors import InputError
+
+    if prof is not None and invalid == "error":
+        vocab = set(prof.vocabulary)
+        for item, labels in g.label_sets.items():
+            bad = sorted(labels - vocab)
+            if bad:
+                raise InputError(
+                    f"gold label '{bad[0]}' of item '{item}' is not in the {prof.name} vocabulary "
+                    f"(expected one of {' '.join(prof.vocabulary)}, or --invalid-gold drop_items)",
+                    path=g.path,
+                    line=g.lines.get(item),
+                )
+    if missing == "error":
+        for item in g.labels:
+            if item not in p.labels:
+                raise InputError(
+                    f"item '{item}' has no prediction in {p.path} (expected a prediction for "
+                    "every gold item, or --missing as_invalid)",
+                    path=g.path,
+                    line=g.lines.get(item),
+                )
+    if extra == "error":
+        for item in p.labels:
+            if item not in g.labels:
+                raise InputError(
+                    f"item '{item}' is not in the gold file {g.path} (expected predictions for "
+                    "gold items only, or --extra ignore)",
+                    path=p.path,
+                    line=p.lines.get(item),
+                )
+
+
 def _numeric_order(ratings: dict[str, dict[str, Any]], cmd: str) -> list[str]:
     """The categories of ordinal labels without --categories: numbers, in numeric order.
 
@@ -455,6 +493,7 @@ def register(app: typer.Typer) -> None:
         with _status("scoring types"):
             g = read_labels(gold)
             p = read_labels(pred)
+            _check_label_files(g, p, prof, missing=missing, extra=extra, invalid=invalid_gold)
             report = evaluate_types(
                 g.labels,
                 p.labels,
