@@ -48,7 +48,7 @@ def test_table_output(systems):
     assert res.code == 0, res.stderr
     assert "0.593ᵃᶜ" in res.stdout
     assert (
-        "paired randomization test (exact), Holm per metric, alpha 0.05, 12 queries, seed 42"
+        "randomization test (exact), Holm per metric, alpha 0.05, 12 queries, seed 42"
         in (res.stdout)
     )
     assert "0/0/12" in res.stdout  # the pairs table

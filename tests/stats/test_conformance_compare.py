@@ -42,7 +42,7 @@ def test_sig15_three_systems_randomization_holm_markers():
     text = r.to_table()
     assert "0.593ᵃᶜ" in text
     assert text.splitlines()[-1] == (
-        "paired randomization test (exact), Holm per metric, alpha 0.05, 12 queries, seed 42"
+        "randomization test (exact), Holm per metric, alpha 0.05, 12 queries, seed 42"
     )
 
 

@@ -79,7 +79,7 @@ _RANX_LABELS = {
     "bpref": "BPref",
 }
 _TEST_LABELS = {
-    "randomization": "paired randomization test",
+    "randomization": "randomization test",
     "t": "paired Student's t-test",
     "wilcoxon": "Wilcoxon signed-rank test",
     "bootstrap": "paired bootstrap test",
