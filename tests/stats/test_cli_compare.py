@@ -47,9 +47,8 @@ def test_table_output(systems):
     res = run_cli("compare", "--per-sample", systems["bm25"], systems["hybrid"], systems["dense"])
     assert res.code == 0, res.stderr
     assert "0.593ᵃᶜ" in res.stdout
-    assert (
-        "randomization test (exact), Holm per metric, alpha 0.05, 12 queries, seed 42"
-        in (res.stdout)
+    assert "randomization test (exact), Holm per metric, alpha 0.05, 12 queries, seed 42" in (
+        res.stdout
     )
     assert "0/0/12" in res.stdout  # the pairs table
 
