@@ -92,6 +92,30 @@ def _unknown_id(kind: str, value: str, gold: GoldSet, path: str, line: int | Non
     )
 
 
+def _output_id(
+    obj: Mapping[str, Any], key: str, kind: str, gold: GoldSet, out: OutputFile, line: int
+) -> str:
+    """The id under ``key`` of one output record: a string or integer that names a gold unit
+    (a QA pair, or a sample for ``entities``) not seen earlier in the file."""
+    known = gold.by_id if kind == "entities" else gold.qa
+    raw = obj.get(key)
+    if not isinstance(raw, (str, int)) or isinstance(raw, bool):
+        expected = "a sample id" if kind == "entities" else "a qid"
+        raise InputError(
+            f"{key} is {json_type(raw)} (expected {expected})", path=out.path, line=line
+        )
+    value = str(raw)
+    if value not in known:
+        raise _unknown_id(kind, value, gold, out.path, line)
+    if value in out.records:
+        raise InputError(
+            f"{key} {value!r} appears twice (first at line {out.lines[value]})",
+            path=out.path,
+            line=line,
+        )
+    return value
+
+
 def _first_key(obj: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:
     return next((k for k in keys if k in obj), None)
 
@@ -150,18 +174,7 @@ def read_answers(path: str | os.PathLike[str], gold: GoldSet) -> OutputFile:
                 path=name,
                 line=line,
             )
-        raw_id = obj[id_key]
-        if not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool):
-            raise InputError(
-                f"{id_key} is {json_type(raw_id)} (expected a string)", path=name, line=line
-            )
-        qid = str(raw_id)
-        if qid not in gold.qa:
-            raise _unknown_id("answers", qid, gold, name, line)
-        if qid in out.records:
-            raise InputError(
-                f"id {qid!r} appears twice (first at line {out.lines[qid]})", path=name, line=line
-            )
+        qid = _output_id(obj, id_key, "answers", gold, out, line)
         answer, citations, error = None, None, None
         if answer_key == "answer_json":
             aj = obj.get("answer_json")
@@ -207,18 +220,7 @@ def read_entities(path: str | os.PathLike[str], gold: GoldSet) -> OutputFile:
     name = display_name(path)
     out = OutputFile(name, sha256_file(path))
     for line, obj in iter_jsonl(path):
-        raw_id = obj.get("id")
-        if not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool):
-            raise InputError(
-                f"id is {json_type(raw_id)} (expected a sample id)", path=name, line=line
-            )
-        sid = str(raw_id)
-        if sid not in gold.by_id:
-            raise _unknown_id("entities", sid, gold, name, line)
-        if sid in out.records:
-            raise InputError(
-                f"id {sid!r} appears twice (first at line {out.lines[sid]})", path=name, line=line
-            )
+        sid = _output_id(obj, "id", "entities", gold, out, line)
         known = {"id", "ner_annotations", "entities", "type_classification", "entity_linking"}
         if "ner_annotations" in obj and "entities" in obj:
             raise InputError(
@@ -327,16 +329,7 @@ def read_traces(path: str | os.PathLike[str], gold: GoldSet) -> OutputFile:
                 path=name,
                 line=line,
             )
-        raw_id = obj.get("question_id")
-        if raw_id is None or isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)):
-            raise InputError(
-                f"question_id is {json_type(raw_id)} (expected a qid)", path=name, line=line
-            )
-        qid = str(raw_id)
-        if qid not in gold.qa:
-            raise _unknown_id("traces", qid, gold, name, line)
-        if qid in out.records:
-            raise InputError(f"question_id {qid!r} appears twice", path=name, line=line)
+        qid = _output_id(obj, "question_id", "traces", gold, out, line)
         out.records[qid] = TraceOutput(qid, obj)
         out.lines[qid] = line
     return out
