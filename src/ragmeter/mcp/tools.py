@@ -326,7 +326,8 @@ class OwnTools:
 
         run: a run id, evaluation id, unique prefix or 'latest'.
         baseline: the run that no_regression rules compare against.
-        rules: TASK.METRIC>=X, TASK.METRIC<=X or no_regression:TASK.METRIC (default: the run's gates).
+        rules: TASK.METRIC>=X, TASK.METRIC<=X or no_regression:TASK.METRIC
+            (default: the run's own gates).
         strict: count SKIP as FAIL.
         """
         from ragmeter.runner.stored_gates import gate_stored

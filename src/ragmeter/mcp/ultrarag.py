@@ -35,9 +35,10 @@ def server_entry(names: Sequence[str], io: str | None, params: dict[str, Any]) -
     >>> server_entry(["run_path", "metrics"], "run_path,ir_metrics->eval_res", {"ir_metrics": []})
     {'input': {'run_path': 'run_path', 'metrics': '$ir_metrics'}, 'output': ['eval_res']}
     """
-    inputs, outputs = (io.split("->", 1) + [""])[:2] if io and "->" in io else (io, None)
+    inputs, outputs = io.split("->", 1) if io and "->" in io else (io, None)
     specs = [s.strip() for s in inputs.split(",")] if inputs else list(names)
-    entry: dict[str, Any] = {"input": {n: binding(s, params) for n, s in zip(names, specs)}}
+    pairs = zip(names, specs, strict=False)  # UltraRAG binds positionally; extras stay unbound
+    entry: dict[str, Any] = {"input": {n: binding(s, params) for n, s in pairs}}
     if outputs is not None and outputs.strip() and outputs.strip().lower() != "none":
         entry["output"] = [binding(o.strip(), params) for o in outputs.split(",")]
     return entry
@@ -196,8 +197,9 @@ pipeline:
 ```
 
 Under the key `evaluation`, it replaces UltraRAG's own evaluation server, and pipelines
-written for that server (`evaluation.evaluate_trec`, ...) run unchanged. Without ragmeter in UltraRAG's environment, set `RAGMETER_MCP` to a
-`ragmeter mcp --ultrarag --root .` command from another environment.
+written for that server (`evaluation.evaluate_trec`, ...) run unchanged. Without ragmeter
+in UltraRAG's environment, set `RAGMETER_MCP` to a `ragmeter mcp --ultrarag --root .`
+command from another environment.
 """
 
 
