@@ -118,7 +118,7 @@ class OwnTools:
                 text = trec_cli._run(trec_cli._parse(argv))
             except trec_cli._Usage as exc:
                 raise UsageError(str(exc), command="trec") from None
-        doc = json.loads(text)
+        doc = _renamed(json.loads(text), {str(k): v for k, v in names.items()})
         return self._cap(doc, "per_query", "trec") if per_query else doc
 
     def grounded(
@@ -434,10 +434,11 @@ class OwnTools:
         task: only this task (retrieval, answers, grounded, judge, steps, ner, ...).
         """
         from ragmeter import registry
+        from ragmeter.io.jsonutil import to_jsonable
 
         tasks = [registry.get_task(task)] if task else registry.all_tasks()
         return {
-            "metrics": [
+            "metrics": to_jsonable([
                 {
                     "task": m.task,
                     "name": m.name,
@@ -454,8 +455,19 @@ class OwnTools:
                 }
                 for t in tasks
                 for m in t.metrics
-            ]
+            ])
         }
+
+
+def _renamed(obj: Any, names: dict[str, str]) -> Any:
+    """Every string equal to a resolved path replaced by the client's spelling of it."""
+    if isinstance(obj, str):
+        return names.get(obj, obj)
+    if isinstance(obj, dict):
+        return {k: _renamed(v, names) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_renamed(v, names) for v in obj]
+    return obj
 
 
 def _run_ids(saved: Any, summary: dict[str, Any]) -> list[str]:
