@@ -44,7 +44,9 @@ class Session:
                 schema, output = t.input_schema, t.output_schema
             else:
                 schema, output = t.inputSchema, t.outputSchema
-            ann = t.annotations.model_dump(by_alias=True, exclude_none=True) if t.annotations else {}
+            ann = (
+                t.annotations.model_dump(by_alias=True, exclude_none=True) if t.annotations else {}
+            )
             out.append(ToolInfo(t.name, schema, output, ann))
         return out
 

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from ragmeter._version import __version__
 from ragmeter.errors import UsageError
+from ragmeter.mcp import progress
 from ragmeter.mcp.paths import shown_as
 from ragmeter.mcp.settings import Settings
 
@@ -116,6 +117,7 @@ class CompatTools:
         from ragmeter.io.files import atomic_write
 
         name, _ = target
+        progress.check()  # a cancelled call writes nothing
         path = self.settings.roots.for_writing(name)
         meta["saved_to"] = name
         side = path.with_name(path.name + ".meta.json")
@@ -245,9 +247,12 @@ class CompatTools:
             names[files[label]] = p
         scores: dict[str, dict[str, dict[str, float]]] = {}
         with shown_as(names):
-            for label in ("A", "B"):
+            for i, label in enumerate(("A", "B")):
+                progress.report(i, 3, "scoring runs")
+                progress.check()
                 res = trec_evaluate(str(files["qrels"]), str(files[label]), [t for _, t in aliases])
                 scores[label] = {alias: res.values(t) for alias, t in aliases}
+            progress.report(2, 3, "randomization test")
             report = compare(
                 scores,
                 metrics=[a for a, _ in aliases],
@@ -258,6 +263,7 @@ class CompatTools:
                 fill_value=0.0 if missing == "fill" else None,
                 alpha=alpha,
             )
+        progress.report(3, 3, "done")
         eval_res = report.to_ultrarag("A", "B", alpha=alpha)
         meta = {
             "version": __version__,
