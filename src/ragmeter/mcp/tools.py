@@ -438,31 +438,35 @@ class OwnTools:
 
         tasks = [registry.get_task(task)] if task else registry.all_tasks()
         return {
-            "metrics": to_jsonable([
-                {
-                    "task": m.task,
-                    "name": m.name,
-                    "full_name": m.full_name,
-                    "aliases": list(m.aliases),
-                    "summary": m.summary,
-                    "reference": m.reference,
-                    "direction": m.direction,
-                    "range": list(m.range),
-                    "params": [p.__dict__ for p in m.params],
-                    "needs": sorted(m.needs),
-                    "extra": m.extra,
-                    "level": m.level,
-                }
-                for t in tasks
-                for m in t.metrics
-            ])
+            "metrics": to_jsonable(
+                [
+                    {
+                        "task": m.task,
+                        "name": m.name,
+                        "full_name": m.full_name,
+                        "aliases": list(m.aliases),
+                        "summary": m.summary,
+                        "reference": m.reference,
+                        "direction": m.direction,
+                        "range": list(m.range),
+                        "params": [p.__dict__ for p in m.params],
+                        "needs": sorted(m.needs),
+                        "extra": m.extra,
+                        "level": m.level,
+                    }
+                    for t in tasks
+                    for m in t.metrics
+                ]
+            )
         }
 
 
 def _renamed(obj: Any, names: dict[str, str]) -> Any:
     """Every string equal to a resolved path replaced by the client's spelling of it."""
     if isinstance(obj, str):
-        return names.get(obj, obj)
+        for resolved in sorted(names, key=len, reverse=True):
+            obj = obj.replace(resolved, names[resolved])
+        return obj
     if isinstance(obj, dict):
         return {k: _renamed(v, names) for k, v in obj.items()}
     if isinstance(obj, list):
