@@ -125,7 +125,7 @@ def test_unexpected_exception_is_one_line(work, monkeypatch, caplog):
         async with open_session(srv, mode=in_process_modes()[0]) as s:
             return await s.call_tool("list_metrics", {})
 
-    structured, text, is_error = run(go())
+    _, text, is_error = run(go())
     assert is_error is True
     assert text == (
         f"Error executing tool list_metrics: internal error in ragmeter {__version__} "
