@@ -71,7 +71,7 @@ def test_evaluate_equals_the_cli(compat, tmp_path):
     # None means all eight of UltraRAG's metrics; a bare string gold is one alias
     out = compat.evaluate([r["pred_answer"] for r in rows], [r["golden_answers"] for r in rows])
     assert out["eval_res"] == expected
-    eight = "acc em stringem coverem f1 rouge-1 rouge-2 rouge-l".split()
+    eight = ["acc", "em", "stringem", "coverem", "f1", "rouge-1", "rouge-2", "rouge-l"]
     assert list(expected)[:8] == eight
     single = compat.evaluate(["Barack Obama"], ["Obama"], ["em", "acc"])
     assert single["eval_res"] == {"em": [0.0], "acc": [1.0], "avg_em": 0.0, "avg_acc": 1.0}
