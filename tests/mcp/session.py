@@ -90,9 +90,10 @@ async def open_session(target: Any, *, mode: str = "auto") -> AsyncIterator[Sess
 
             read, write = await stack.enter_async_context(stdio_client(target))
         elif isinstance(target, str):
-            from mcp.client.streamable_http import streamablehttp_client
+            from mcp.client import streamable_http as sh
 
-            read, write, _ = await stack.enter_async_context(streamablehttp_client(target))
+            connect = getattr(sh, "streamable_http_client", None) or sh.streamablehttp_client
+            read, write, *_ = await stack.enter_async_context(connect(target))
         else:
             from mcp.shared.memory import create_connected_server_and_client_session
 

@@ -40,7 +40,8 @@ def ultrarag_rule(params: list[str], io: str, parameter: dict) -> dict:
 def pipeline(work, tmp_path) -> Path:
     """A pipeline folder: UltraRAG's evaluation parameter keys, pointed at real files."""
     root = tmp_path / "pipeline"
-    shutil.copytree(work, root, ignore=shutil.ignore_patterns(".ragmeter", "results", "heritage"))
+    skip = shutil.ignore_patterns(".ragmeter", "results", "heritage", "outside")
+    shutil.copytree(work, root, ignore=skip)
     folder = root / "servers" / "evaluation"
     assert invoke("mcp", "ultrarag-init", str(folder)).code == 0
     params = yaml.safe_load((DATA / "ultrarag" / "parameter.yaml").read_text(encoding="utf-8"))

@@ -72,7 +72,13 @@ def new_server(name: str, instructions: str, version: str, http: dict[str, Any] 
             stateless_http=http["stateless"],
             transport_security=loopback_security(http["host"]),
         )
-    server = _Server(name, **kwargs)
+    import warnings
+
+    with warnings.catch_warnings():
+        # 1.x's settings model warns about its own 'lifespan' annotation on every start; the
+        # first stderr line must be ragmeter's "serving" line, and the warning is not the user's
+        warnings.simplefilter("ignore")
+        server = _Server(name, **kwargs)
     if version:  # 1.x has no version argument; clients see it in serverInfo
         server._mcp_server.version = version
     return server
