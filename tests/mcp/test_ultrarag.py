@@ -31,7 +31,7 @@ def ultrarag_rule(params: list[str], io: str, parameter: dict) -> dict:
     inputs, output = io.split("->")
     specs = [s.strip() for s in inputs.split(",")]
     return {
-        "input": {p: (f"${s}" if s in parameter else s) for p, s in zip(params, specs)},
+        "input": {p: (f"${s}" if s in parameter else s) for p, s in zip(params, specs, strict=False)},
         "output": [f"${o}" if o in parameter else o for o in output.split(",")],
     }
 
@@ -73,7 +73,7 @@ def test_build_writes_ultrarags_server_yaml_and_outputs_are_in_the_text(pipeline
                     p: parameter[b[1:]] if b.startswith("$") else memory[b]
                     for p, b in entry["input"].items()
                 }
-                structured, text, is_error = await s.call_tool(tool, args)
+                _, text, is_error = await s.call_tool(tool, args)
                 assert not is_error, text
                 texts[tool] = (json.loads(text), entry["output"])
             return written, texts
