@@ -30,8 +30,9 @@ def ultrarag_rule(params: list[str], io: str, parameter: dict) -> dict:
     parameters bound positionally to the I/O spec's input names, ``$`` for parameter keys."""
     inputs, output = io.split("->")
     specs = [s.strip() for s in inputs.split(",")]
+    pairs = zip(params, specs, strict=False)
     return {
-        "input": {p: (f"${s}" if s in parameter else s) for p, s in zip(params, specs, strict=False)},
+        "input": {p: (f"${s}" if s in parameter else s) for p, s in pairs},
         "output": [f"${o}" if o in parameter else o for o in output.split(",")],
     }
 
