@@ -43,12 +43,13 @@ $(ORACLE_VENV)/.installed:
 oracle: $(ORACLE_VENV)/.installed
 
 # ragmeter mcp supports mcp 1.x too (UltraRAG's fastmcp pins mcp<2): tests/mcp run again in a
-# small git-ignored venv with the core, mcp 1.24 (the floor) and pytest.
+# small git-ignored venv with the core, mcp 1.24 (the floor), pytest and openai (the judge tool's
+# tests talk to a fake OpenAI-compatible server on loopback).
 MCP1_VENV := .venv-mcp1
 $(MCP1_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(MCP1_VENV)
 	$(MCP1_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
-	  -e . 'mcp==1.24.*' pytest hypothesis
+	  -e . 'mcp==1.24.*' 'openai>=1.40,<4' pytest hypothesis
 	touch $@
 
 test-mcp-compat: $(MCP1_VENV)/.installed

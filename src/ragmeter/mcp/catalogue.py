@@ -35,6 +35,14 @@ CATALOGUE: tuple[Spec, ...] = (
     Spec("trec", None, "trec"),
     Spec("grounded", "gold_path,trace_path,k,gates->grounded_res", "grounded", wrap="grounded_res"),
     Spec("steps", "reference_path,responses_path,compat->steps_res", "steps", wrap="steps_res"),
+    Spec(
+        "judge",
+        "judge_input_path,judge_metrics->judge_res",
+        "judge",
+        read_only=False,
+        open_world=True,
+        wrap="judge_res",
+    ),
     Spec("compare", None, "compare"),
     Spec("gate", None, "gate"),
     Spec(

@@ -120,13 +120,19 @@ def build_server(
 ) -> Any:
     """A server object of the installed SDK with the chosen tools registered."""
     from ragmeter.mcp.compat import CompatTools
+    from ragmeter.mcp.judge_tool import JudgeTool
     from ragmeter.mcp.tools import OwnTools
     from ragmeter.mcp.ultrarag import BuildTool
 
     specs = select(tools, ultrarag=settings.ultrarag)
     server = sdk.new_server("ragmeter", INSTRUCTIONS, __version__, http)
     limiter = anyio.CapacityLimiter(max(1, max_concurrent))
-    providers = [CompatTools(settings), OwnTools(settings), BuildTool(settings, specs)]
+    providers = [
+        CompatTools(settings),
+        OwnTools(settings),
+        JudgeTool(settings),
+        BuildTool(settings, specs),
+    ]
     for spec in specs:
         fn = next(getattr(p, spec.name) for p in providers if hasattr(p, spec.name))
         sdk.add_tool(

@@ -54,9 +54,10 @@ class BuildTool:
 
     def _params(self, name: str) -> list[str]:
         from ragmeter.mcp.compat import CompatTools
+        from ragmeter.mcp.judge_tool import JudgeTool
         from ragmeter.mcp.tools import OwnTools
 
-        for cls in (CompatTools, OwnTools):
+        for cls in (CompatTools, OwnTools, JudgeTool):
             fn = getattr(cls, name, None)
             if fn is not None:
                 return [p for p in inspect.signature(fn).parameters if p != "self"]
@@ -137,7 +138,7 @@ reference_path: data/reference.yaml
 responses_path: data/responses.jsonl
 # steps: null (ragmeter's numbers), graphrag-eval-6 or graphrag-eval-5
 compat: null
-# judge (served by a later release): judge input and metrics
+# judge: LLM-judged samples and metrics (endpoint and budget: the server's own config)
 judge_input_path: data/judge_input.jsonl
 judge_metrics: [faithfulness]
 # run: a whole ragmeter.yaml evaluation
