@@ -272,9 +272,9 @@ class OwnTools:
         from ragmeter.cli import stored_runs as sr
         from ragmeter.stats import compare
 
-        refs = [
-            str(self.settings.roots.resolve(r)) if Path(r).suffix or "/" in r else r for r in runs
-        ]
+        roots = self.settings.roots
+        # a results/<id>/ folder is a path (checked against the roots); anything else is an id
+        refs = [str(roots.resolve(r)) if (roots.first / r).exists() else r for r in runs]
         with _command_errors("compare"), ExitStack() as stack:
             loaded = sr.load_runs(refs, self.settings.store_url(), stack)
             systems = sr.system_names(loaded, [])
