@@ -48,7 +48,11 @@ def test_listing_showing_gating_comparing_equal_the_cli(stored):
     assert tools.list_runs()["runs"] == cli_json(
         "runs", "list", "--json", "--store", url, "--limit", "20"
     )
-    assert tools.show_run(ids[0]) == cli_json("runs", "show", ids[0], "--json", "--store", url)
+    shown = cli_json("runs", "show", ids[0], "--json", "--store", url)
+    assert tools.show_run(ids[0], strata=True) == shown
+    only = tools.show_run(ids[0], metrics=["retrieval.ndcg_cut.10"])
+    assert [(r["task"], r["metric"]) for r in only["metrics"]] == [("retrieval", "nDCG@10")]
+    assert only["metrics"][0]["value"] == pytest.approx(0.6872739183844563)
     gate = tools.gate(ids[1])
     expected = cli_json("gate", ids[1], "--json", "--store", url)
     assert {k: v for k, v in gate.items() if k not in ("pass", "exit_status")} == expected

@@ -417,15 +417,33 @@ class OwnTools:
             rows = handle.list_runs(project=project, system=system, tag=tag, limit=limit or None)
         return {"runs": rows}
 
-    def show_run(self, run_id: str) -> dict[str, Any]:
+    def show_run(
+        self, run_id: str, metrics: list[str] | None = None, strata: bool = False
+    ) -> dict[str, Any]:
         """One stored run: fields, tasks, aggregates with n, CI and status counts, comparisons
         and gate outcomes (ragmeter runs show --json), without per-sample values.
 
         run_id: a run id, unique prefix or 'latest'.
+        metrics: only these aggregates, as task.metric (retrieval.nDCG@10, answers.f1).
+        strata: also the per-stratum aggregates.
         """
+        from ragmeter import registry
+
         with self._store("runs show") as handle:
             run = handle.resolve_one(run_id)
-            return dict(handle.export(run, samples=False))
+            data = dict(handle.export(run, samples=False))
+        rows = [r for r in data.get("metrics", []) if strata or r.get("factor") is None]
+        if metrics:
+            wanted = set()
+            for name in metrics:
+                task, _, metric = name.partition(".")
+                try:
+                    wanted.add((task, registry.resolve(metric, task=task).canonical))
+                except registry.UnknownMetricError as exc:
+                    raise UsageError(f"{name}: {exc.message}", command="runs show") from None
+            rows = [r for r in rows if (r["task"], r["metric"]) in wanted]
+        data["metrics"] = rows
+        return data
 
     def list_metrics(self, task: str | None = None) -> dict[str, Any]:
         """The metrics registry (ragmeter metrics --json), under "metrics": canonical name,
