@@ -118,6 +118,20 @@ def test_stdio_stdout_is_protocol_only_and_eof_exits_0(work):
     assert proc.stdout.read() == b""  # nothing but protocol messages on stdout
 
 
+def test_stdio_sigterm_exits_0(work):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ragmeter", "mcp", "--root", str(work)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=child_env(),
+    )
+    assert proc.stderr.readline().decode().strip() == "ragmeter mcp: serving stdio"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=10) == 0
+    proc.stdin.close()
+
+
 class HttpServer:
     """``ragmeter mcp --transport http --port 0``; the URL comes from the first stderr line."""
 
