@@ -13,7 +13,7 @@ from ragmeter.mcp.compat import CompatTools
 from ragmeter.mcp.paths import Roots
 from ragmeter.mcp.settings import Settings
 from ragmeter.mcp.tools import OwnTools
-from tests.helpers import invoke
+from tests.helpers import CONFORMANCE, invoke
 from tests.mcp.conftest import FIXED_TIME, STEPS, vector
 
 
@@ -250,3 +250,26 @@ def test_per_query_is_capped(work):
 def test_list_metrics_equals_the_cli(own):
     cli = invoke("metrics", "retrieval", "--json")
     assert own.list_metrics("retrieval")["metrics"] == json.loads(cli.stdout)
+
+
+def test_pvalue_is_tv_sig_16(tmp_path):
+    """TV-SIG-16 (UltraRAG's shape, from TV-SIG-15) through TREC files: with 100 relevant
+    documents per query and runs of 100, P@100 equals each per-query score exactly."""
+    stats = json.loads((CONFORMANCE / "stats" / "compare_systems.json").read_text(encoding="utf-8"))
+    by_id = {v["id"]: v for v in stats["vectors"]}
+    source, expected = by_id["TV-SIG-15"]["input"], by_id["TV-SIG-16"]["expected"]["json"]
+    qrels, runs = [], {"hybrid": [], "bm25": []}
+    for qid in source["query_ids"]:
+        qrels += [f"{qid} 0 r{j} 1" for j in range(100)]
+    for system, lines in runs.items():
+        for qid, score in zip(source["query_ids"], source["scores"][system], strict=True):
+            k = round(score * 100)
+            docs = [f"r{j}" for j in range(k)] + [f"n{j}" for j in range(100 - k)]
+            lines += [f"{qid} Q0 {d} {i + 1} {100 - i} {system}" for i, d in enumerate(docs)]
+    (tmp_path / "qrels").write_text("\n".join(qrels) + "\n", encoding="utf-8")
+    for system, lines in runs.items():
+        (tmp_path / f"{system}.run").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = CompatTools(settings(tmp_path)).evaluate_trec_pvalue(
+        "hybrid.run", "bm25.run", "qrels", ["precision"], [100]
+    )
+    assert out["eval_res"] == {"P@100": expected["ndcg@10"]}
