@@ -16,6 +16,11 @@ def test_non_loopback_host_needs_allow_remote():
         "ragmeter mcp: --host 0.0.0.0 is not a loopback address; add --allow-remote to serve "
         "other machines"
     )
+    level = invoke("mcp", "--log-level", "loud")
+    assert level.code == 2
+    assert level.stderr.strip() == (
+        "ragmeter mcp: --log-level 'loud' (expected debug, info, warning, error, critical)"
+    )
     bad = invoke("mcp", "--transport", "sse")
     assert bad.code == 2
     assert bad.stderr.strip() == "ragmeter mcp: --transport 'sse' (expected stdio or http)"

@@ -13,6 +13,7 @@ import typer
 from ragmeter.errors import UsageError
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+LEVELS = ("debug", "info", "warning", "error", "critical")
 MISSING_SDK = "the MCP server needs the mcp package (pip install 'ragmeter[mcp]')"
 
 
@@ -69,6 +70,10 @@ def register(app: typer.Typer) -> None:
         """Serve ragmeter's evaluators as MCP tools over stdio (default) or streamable HTTP."""
         if ctx.invoked_subcommand is not None:
             return 0
+        if log_level.lower() not in LEVELS:
+            raise UsageError(
+                f"--log-level {log_level!r} (expected {', '.join(LEVELS)})", command="mcp"
+            )
         if transport not in ("stdio", "http"):
             raise UsageError(f"--transport {transport!r} (expected stdio or http)", command="mcp")
         if transport == "http" and host not in LOOPBACK and not allow_remote:
