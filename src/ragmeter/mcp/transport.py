@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 
+from ragmeter.errors import UsageError
 from ragmeter.mcp import sdk
 
 __all__ = ["serve_http", "serve_stdio"]
@@ -44,7 +45,14 @@ def serve_http(server: Any, http: dict[str, Any], log_level: str) -> None:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise UsageError(
+            f"cannot listen on {host}:{port} ({exc.strerror or exc}; try another --port)",
+            command="mcp",
+        ) from None
     sock.listen(128)
     port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
