@@ -199,5 +199,5 @@ def test_a_cancelled_call_writes_nothing(work):
                 "results.test", "results.reversed", "qrels.test", save_path="cancelled.json"
             )
     finally:
-        progress._STATE.reset(token)
+        progress.unbind(token)
     assert not (work / "cancelled.json").exists()

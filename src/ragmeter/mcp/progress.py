@@ -62,6 +62,10 @@ def bind(state: CallState) -> contextvars.Token[CallState | None]:
     return _STATE.set(state)
 
 
+def unbind(token: contextvars.Token[CallState | None]) -> None:
+    _STATE.reset(token)
+
+
 def report(done: float, total: float, message: str = "") -> None:
     current().report(done, total, message)
 

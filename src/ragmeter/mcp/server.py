@@ -69,7 +69,7 @@ def _wrap(
             try:
                 return to_jsonable(fn(**kwargs))
             finally:
-                progress._STATE.reset(token)
+                progress.unbind(token)
 
         try:
             result = await anyio.to_thread.run_sync(call, limiter=limiter, abandon_on_cancel=True)
