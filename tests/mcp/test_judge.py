@@ -13,9 +13,21 @@ from ragmeter.judge.config import HINT
 from ragmeter.mcp.paths import Roots
 from ragmeter.mcp.server import build_server
 from ragmeter.mcp.settings import Settings
-from tests.judge.conftest import ENV_VARS
 from tests.judge.fake_openai import SENTINEL_KEY, FakeOpenAI
 from tests.mcp.session import in_process_modes, open_session
+
+
+# the judge's settings a developer may have exported; no test reads them
+ENV_VARS = (
+    "OPENAI_API_KEY",
+    "RAGMETER_LLM_BASE_URL",
+    "RAGMETER_LLM_MODEL",
+    "RAGMETER_JUDGE_CACHE",
+    "RAGMETER_PRICES",
+    "OPENAI_BASE_URL",
+    "OPENAI_ORG_ID",
+    "OPENAI_PROJECT_ID",
+)
 
 
 def samples(n: int) -> list[dict]:

@@ -293,6 +293,7 @@ class OwnTools:
                     f"{len(systems)}",
                     command="compare",
                 )
+            progress.report(0, 1, "significance tests")
             report = compare(
                 scores,
                 metrics=names,
@@ -306,6 +307,7 @@ class OwnTools:
                 ci=ci,
                 directions=directions,
             )
+        progress.report(1, 1, "significance tests")
         if format == "ultrarag":
             return report.to_ultrarag(systems[0], systems[1], alpha=alpha)
         if format == "table":
