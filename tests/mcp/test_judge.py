@@ -16,7 +16,6 @@ from ragmeter.mcp.settings import Settings
 from tests.judge.fake_openai import SENTINEL_KEY, FakeOpenAI
 from tests.mcp.session import in_process_modes, open_session
 
-
 # the judge's settings a developer may have exported; no test reads them
 ENV_VARS = (
     "OPENAI_API_KEY",
