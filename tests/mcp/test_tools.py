@@ -273,3 +273,18 @@ def test_pvalue_is_tv_sig_16(tmp_path):
         "hybrid.run", "bm25.run", "qrels", ["precision"], [100]
     )
     assert out["eval_res"] == {"P@100": expected["ndcg@10"]}
+
+
+def test_read_only_refuses_build_and_judge_but_not_reading(work):
+    from ragmeter.mcp.judge_tool import JudgeTool
+    from ragmeter.mcp.ultrarag import BuildTool
+
+    ro = settings(work, read_only=True)
+    with pytest.raises(RagmeterError) as exc:
+        BuildTool(ro, []).build("parameter.yaml")
+    assert str(exc.value) == (
+        "ragmeter mcp: build: parameter_file writes files and this server runs with --read-only"
+    )
+    with pytest.raises(RagmeterError, match="judge: judging"):
+        JudgeTool(ro).judge("gold.jsonl", ["faithfulness"])
+    assert OwnTools(ro).trec("qrels.test", "results.test", ["map"])["summary"]["map"] > 0.17
