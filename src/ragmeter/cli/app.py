@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "ragmeter.cli.run",
     "ragmeter.cli.report",
     "ragmeter.cli.metrics",
+    "ragmeter.cli.mcp",
 )
 
 INTERRUPTED = 130  # exit status after Ctrl-C (128 + SIGINT), as shells report it

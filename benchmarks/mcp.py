@@ -1,0 +1,149 @@
+"""Overhead of ``ragmeter mcp`` over the library calls it wraps (issue 14 targets).
+
+    python -m benchmarks.mcp [--repeat 30]
+
+1. ``evaluate_trec`` on trec_eval's test files (qrels.test, results.test; UltraRAG's five
+   families at 1, 5, 10, 20, 50, 100) as a tool call over stdio, against the library call it
+   wraps (``ragmeter.retrieval.evaluate(...).to_ultrarag()``) in this process. Target: the tool
+   call's median exceeds the library call's median by less than 20 ms.
+2. Start-up: spawning ``python -m ragmeter mcp`` until its answer to ``initialize`` arrives.
+   Target: under 1 s. The anchor is the bare interpreter (``python -c pass``), spawned the same
+   way, so the ratio shows what the server adds over a process start.
+
+Times are medians over ``--repeat`` calls (start-up: over ``--starts`` spawns); the server and
+client run with whichever mcp SDK is installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TREC = REPO / "tests" / "data" / "conformance" / "trec_eval"
+KS = [1, 5, 10, 20, 50, 100]
+MEASURES = ["recip_rank", "map"] + [f"{m}.{','.join(map(str, KS))}" for m in ("ndcg_cut", "P")]
+MEASURES.append(f"recall.{','.join(map(str, KS))}")
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO / "src"), env.get("PYTHONPATH")) if p)
+    return env
+
+
+def library_call() -> dict:
+    from ragmeter.retrieval import evaluate
+
+    res = evaluate(str(TREC / "qrels.test"), str(TREC / "results.test"), MEASURES, per_query=False)
+    return json.loads(res.to_ultrarag())
+
+
+def time_library(repeat: int) -> tuple[float, dict]:
+    value = library_call()  # warm-up: imports and caches
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        library_call()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), value
+
+
+async def time_tool(repeat: int) -> tuple[float, dict]:
+    sys.path.insert(0, str(REPO))
+    from mcp import StdioServerParameters
+
+    from tests.mcp.session import open_session
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "ragmeter", "mcp", "--root", str(TREC), "--tools", "ultrarag"],
+        env=_env(),
+    )
+    args = {"run_path": "results.test", "qrels_path": "qrels.test"}
+    async with open_session(params) as s:
+        value = await s.call_ok("evaluate_trec", args)  # warm-up
+        times = []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            await s.call_ok("evaluate_trec", args)
+            times.append(time.perf_counter() - t)
+    return statistics.median(times), value["eval_res"]
+
+
+def _initialize() -> bytes:
+    msg = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "0"},
+        },
+    }
+    return (json.dumps(msg) + "\n").encode()
+
+
+def time_start(argv: list[str], *, protocol: bool) -> float:
+    """Spawn to the answer of ``initialize`` (or, for the anchor, to its exit)."""
+    with tempfile.TemporaryDirectory() as root:
+        t = time.perf_counter()
+        proc = subprocess.Popen(
+            argv + (["--root", root] if protocol else []),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=_env(),
+        )
+        if protocol:
+            proc.stdin.write(_initialize())
+            proc.stdin.flush()
+            reply = json.loads(proc.stdout.readline())
+            elapsed = time.perf_counter() - t
+            assert reply["id"] == 1 and "result" in reply, reply
+            proc.stdin.close()
+        else:
+            proc.stdin.close()
+            proc.wait()
+            elapsed = time.perf_counter() - t
+        proc.wait(timeout=10)
+    return elapsed
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=30, help="tool and library calls timed")
+    ap.add_argument("--starts", type=int, default=5, help="server starts timed")
+    a = ap.parse_args(argv)
+
+    lib, lib_value = time_library(a.repeat)
+    tool, tool_value = asyncio.run(time_tool(a.repeat))
+    assert tool_value == lib_value, "the tool and the library disagree"
+    print(f"evaluate_trec on qrels.test/results.test, median of {a.repeat}:")
+    print(f"  library call       {lib * 1000:8.2f} ms")
+    print(f"  tool call (stdio)  {tool * 1000:8.2f} ms")
+    print(f"  overhead           {(tool - lib) * 1000:8.2f} ms (target < 20 ms); "
+          f"ratio tool/library {tool / lib:.2f}")  # fmt: skip
+
+    server = [sys.executable, "-m", "ragmeter", "mcp"]
+    bare = [sys.executable, "-c", "pass"]
+    starts = statistics.median(time_start(server, protocol=True) for _ in range(a.starts))
+    anchor = statistics.median(time_start(bare, protocol=False) for _ in range(a.starts))
+    print(f"start to initialize answer, median of {a.starts}:")
+    print(f"  ragmeter mcp       {starts * 1000:8.0f} ms (target < 1000 ms)")
+    print(f"  python -c pass     {anchor * 1000:8.0f} ms")
+    print(f"  ratio              {starts / anchor:8.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,131 @@
+"""The ``judge`` tool: LLM-judged metrics with the server's endpoint and the server's budget.
+
+The endpoint, model, key, concurrency and limits come only from the server side (environment
+variables and the ``judge:`` block of ``--config``), never from tool arguments, so a
+prompt-injected client can neither send data to an endpoint of its choice nor spend on a model
+of its choice. A client may lower the budget (``max_cost_usd``), never raise it above
+``--judge-max-cost``. Without an endpoint the samples are ``needs_llm`` and the hint is in
+``warnings``, exactly as ``ragmeter judge`` prints them. No SDK module is imported here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from ragmeter.errors import UsageError
+from ragmeter.mcp import progress
+from ragmeter.mcp.paths import shown_as
+from ragmeter.mcp.settings import Settings
+
+__all__ = ["JudgeTool"]
+
+
+class JudgeTool:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def _config(self, budget: float, repeats: int) -> Any:
+        from ragmeter.judge.config import load_config_file, resolve_config
+
+        s = self.settings
+        loaded = load_config_file(s.config) if s.config is not None else None
+        cfg = resolve_config(
+            {"repeats": repeats, "max_cost_usd": budget},
+            settings=loaded.settings if loaded else None,
+        )
+        if cfg.cache_path is not None and not Path(cfg.cache_path).is_absolute():
+            # the judge cache lives under the first root, like every file the server writes
+            cfg = dataclasses.replace(cfg, cache_path=str(s.roots.first / cfg.cache_path))
+        return cfg
+
+    def judge(
+        self,
+        input_path: str,
+        metrics: list[str],
+        max_cost_usd: float | None = None,
+        dry_run: bool = False,
+        repeats: int = 1,
+        keys: list[str] | None = None,
+        include_samples: bool = False,
+    ) -> dict[str, Any]:
+        """LLM-as-judge metrics (faithfulness, answer relevance and correctness, context
+        precision and recall...) with the server's configured endpoint (ragmeter judge).
+
+        input_path: JSONL samples (id, question, answer, contexts, reference).
+        metrics: judge metric names, e.g. faithfulness, answer_correctness, context_recall.
+        max_cost_usd: spend at most this much; capped at the server's --judge-max-cost.
+        dry_run: only estimate calls, tokens and cost; send nothing.
+        repeats: judge every sample this many times.
+        keys: field names of the input as FIELD=KEY pairs (question=query, ...).
+        include_samples: add the per-sample records (capped at the server's row limit).
+        """
+        import asyncio
+
+        from ragmeter.io.judge import parse_key_map, read_samples, required_inputs
+        from ragmeter.judge.client import FatalJudgeError
+        from ragmeter.judge.engine import aevaluate, plan_metrics
+
+        s = self.settings
+        if not dry_run:
+            s.refuse_write("judge", "judging (the request cache)")
+        if max_cost_usd is not None and max_cost_usd < 0:
+            raise UsageError(f"max_cost_usd must be ≥ 0, not {max_cost_usd}", command="judge")
+        if repeats < 1:
+            raise UsageError(f"repeats must be ≥ 1, not {repeats}", command="judge")
+        cap = s.judge_max_cost
+        budget = cap if max_cost_usd is None else min(cap, max_cost_usd)
+        cfg = self._config(budget, repeats)
+        plan = plan_metrics(metrics, cfg.rubrics)
+        path = s.roots.resolve(input_path)
+        with shown_as({path: input_path}):
+            samples = read_samples(
+                path,
+                key_map=parse_key_map(keys or ()),
+                required=required_inputs(plan.pipelines, {r.name: r.inputs for r in cfg.rubrics}),
+            )
+        _check_price(cfg)
+        if dry_run:
+            from ragmeter.judge.estimate import estimate
+
+            out = estimate(samples, metrics, config=cfg, cache=None).to_dict()
+            out["budget_usd"] = budget
+            return out
+
+        def on_progress(p: dict[str, Any]) -> None:
+            progress.check()
+            progress.report(p["done"], p["total"], "judge")
+
+        try:
+            result = asyncio.run(aevaluate(samples, metrics, config=cfg, on_progress=on_progress))
+        except FatalJudgeError as exc:
+            raise UsageError(str(exc), command="judge") from None
+        out = dict(result.summary_json())
+        out["warnings"] = list(dict.fromkeys(result.warnings))
+        out["budget_usd"] = budget
+        if include_samples:
+            from ragmeter.mcp.tools import OwnTools
+
+            out["samples"] = list(result.records)
+            OwnTools(s)._cap(out, "samples", "judge")
+        return out
+
+
+def _check_price(cfg: Any) -> None:
+    """A budget needs a price: a remote model without one is refused, as ``ragmeter judge``
+    refuses ``--max-cost`` without one (a local endpoint costs nothing)."""
+    from ragmeter.judge.engine import llm_installed
+
+    if not (cfg.configured and llm_installed(cfg)):
+        return
+    from ragmeter.judge.config import is_local_endpoint
+    from ragmeter.judge.ledger import PriceTable
+
+    table = PriceTable(cfg.prices, price_in=cfg.price_in, price_out=cfg.price_out)
+    if table.resolve(cfg.model, local=is_local_endpoint(cfg.effective_base_url)) is None:
+        raise UsageError(
+            f"the server's judge budget needs a price for model {cfg.model!r} (price_in and "
+            "price_out in the judge: block of the server's --config)",
+            command="judge",
+        )

@@ -1,0 +1,120 @@
+"""The one place that knows which major of the official ``mcp`` SDK is installed.
+
+mcp 2.x calls the high-level server ``MCPServer`` (``mcp.server.mcpserver``) and takes HTTP
+settings as arguments of ``streamable_http_app``; mcp 1.x calls it ``FastMCP``
+(``mcp.server.fastmcp``) and takes them in the constructor. Everything else in
+``ragmeter.mcp`` goes through the functions here, so both majors behave alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = [
+    "MAJOR",
+    "Context",
+    "ToolError",
+    "add_tool",
+    "http_app",
+    "loopback_security",
+    "new_server",
+    "run_stdio",
+]
+
+try:  # mcp 2.x
+    from mcp.server.mcpserver import Context
+    from mcp.server.mcpserver import MCPServer as _Server
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    MAJOR = 2
+except ModuleNotFoundError:  # mcp 1.x (1.24 is the floor UltraRAG's fastmcp allows)
+    from mcp.server.fastmcp import Context  # type: ignore[no-redef]
+    from mcp.server.fastmcp import FastMCP as _Server
+    from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef]
+
+    MAJOR = 1
+
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import ToolAnnotations
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def loopback_security(host: str) -> TransportSecuritySettings:
+    """Host and Origin checks against DNS rebinding, passed explicitly (not left to defaults).
+
+    For a loopback host only loopback ``Host`` headers and origins are accepted; for any other
+    host (``--allow-remote``) that host is added to the loopback ones.
+    """
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    if host not in LOOPBACK:
+        shown = f"[{host}]" if ":" in host else host
+        hosts.append(f"{shown}:*")
+        origins.append(f"http://{shown}:*")
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
+
+
+def new_server(name: str, instructions: str, version: str, http: dict[str, Any] | None) -> Any:
+    """A server object; ``http`` holds the HTTP settings 1.x wants in its constructor."""
+    if MAJOR >= 2:
+        return _Server(name=name, instructions=instructions, version=version)
+    kwargs: dict[str, Any] = {"instructions": instructions}
+    if http is not None:
+        kwargs.update(
+            host=http["host"],
+            port=http["port"],
+            streamable_http_path=http["path"],
+            json_response=http["json_response"],
+            stateless_http=http["stateless"],
+            transport_security=loopback_security(http["host"]),
+        )
+    import warnings
+
+    with warnings.catch_warnings():
+        # 1.x's settings model warns about its own 'lifespan' annotation on every start; the
+        # first stderr line must be ragmeter's "serving" line, and the warning is not the user's
+        warnings.simplefilter("ignore")
+        server = _Server(name, **kwargs)
+    if version:  # 1.x has no version argument; clients see it in serverInfo
+        server._mcp_server.version = version
+    return server
+
+
+def add_tool(
+    server: Any,
+    fn: Callable[..., Any],
+    *,
+    name: str,
+    description: str,
+    read_only: bool,
+    open_world: bool,
+    idempotent: bool,
+) -> None:
+    """Register ``fn`` with structured output and the annotation hints."""
+    annotations = ToolAnnotations(
+        readOnlyHint=read_only, openWorldHint=open_world, idempotentHint=idempotent
+    )
+    server.add_tool(
+        fn, name=name, description=description, annotations=annotations, structured_output=True
+    )
+
+
+async def run_stdio(server: Any) -> None:
+    await server.run_stdio_async()
+
+
+def http_app(server: Any, http: dict[str, Any]) -> Any:
+    """The Starlette app of streamable HTTP; ragmeter serves it with uvicorn itself."""
+    if MAJOR >= 2:
+        return server.streamable_http_app(
+            streamable_http_path=http["path"],
+            json_response=http["json_response"],
+            stateless_http=http["stateless"],
+            transport_security=loopback_security(http["host"]),
+            host=http["host"],
+        )
+    return server.streamable_http_app()
