@@ -256,14 +256,12 @@ class Evaluator:
         return MEASURES[m.family](ctx, m)
 
     def _no_overlap(self, run: Run, joined: K.JoinedRun) -> UsageError:
-        q_examples = ", ".join(f"'{q.decode('utf-8', 'replace')}'" for q in self.index.qids[:2])
-        r_examples = ", ".join(
-            f"'{q.decode('utf-8', 'replace')}'" for q in sorted(joined.run_qids)[:2]
-        )
-        return UsageError(
-            f"no query is in both {self.qrels.name} and {run.name} (qrels qids look like "
-            f"{q_examples}; run qids look like {r_examples})",
-            command=_COMMAND,
+        return no_overlap_error(
+            self.qrels.name,
+            run.name,
+            self.index.qids[:2],
+            sorted(joined.run_qids)[:2],
+            complete=self.options.complete,
         )
 
     def _query_warnings(self, run: Any, unjudged: list[bytes], ranking: K.Ranking) -> list[str]:
@@ -357,3 +355,31 @@ def evaluate(
         per_query=per_query,
     )
     return ev.evaluate(run)
+
+
+def no_overlap_error(
+    qrels_name: str,
+    run_name: str,
+    qrels_qids: Sequence[bytes],
+    run_qids: Sequence[bytes],
+    *,
+    complete: bool,
+) -> UsageError:
+    """No query in both files: refused, also under ``-c``.
+
+    trec_eval 10.0 with ``-c`` prints 0 for every judged query here; ragmeter refuses, because a
+    run that shares no qid with the qrels is almost always a qid mismatch (``q301`` against
+    ``301``), and a table of zeros would look like a result (docs/retrieval.md).
+    """
+    q_examples = ", ".join(f"'{q.decode('utf-8', 'replace')}'" for q in qrels_qids[:2])
+    r_examples = ", ".join(f"'{q.decode('utf-8', 'replace')}'" for q in run_qids[:2])
+    tail = (
+        "; trec_eval -c would print 0 for every judged query, ragmeter refuses: check the qids"
+        if complete
+        else ""
+    )
+    return UsageError(
+        f"no query is in both {qrels_name} and {run_name} (qrels qids look like "
+        f"{q_examples}; run qids look like {r_examples}){tail}",
+        command=_COMMAND,
+    )
