@@ -11,7 +11,7 @@ import os
 import sys
 import warnings as pywarnings
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -44,6 +44,9 @@ class Options:
     dedupe: str | None = None
     names: str = "as-requested"
     per_query: bool = True
+    # "float32": scores rounded to single precision before ranking, as trec_eval 9.0.8 and so
+    # pytrec_eval store them (UltraRAG's numbers); trec_eval 10.0 keeps doubles
+    scores: str = "float64"
 
     def __post_init__(self) -> None:
         def bad(msg: str) -> UsageError:
@@ -75,6 +78,8 @@ class Options:
             raise bad(f"bad dedupe '{self.dedupe}' (expected first or max)")
         if self.names not in ("as-requested", "trec", "ir"):
             raise bad(f"bad names '{self.names}' (expected as-requested, trec or ir)")
+        if self.scores not in ("float64", "float32"):
+            raise bad(f"bad scores '{self.scores}' (expected float64 or float32)")
 
 
 def _caller_level() -> int:
@@ -141,6 +146,9 @@ class Evaluator:
     def _piece(self, run: Run, *, require_overlap: bool) -> tuple[K.RankPiece, int, K.JoinedRun]:
         """Join, check duplicates and rank one run (or one batch of whole queries)."""
         opts = self.options
+        if opts.scores == "float32" and not run.ranked:
+            # scores that differ only beyond float32 precision tie (then docno decides)
+            run = replace(run, score=run.score.astype(np.float32).astype(np.float64))
         codes = K._qid_codes(run.qid)
         doc_codes, exact = K._docno_codes(run.docno, exact=True)
         if exact.all():
@@ -324,8 +332,12 @@ def evaluate(
     names: str = "as-requested",
     zscores: str | os.PathLike[str] | None = None,
     per_query: bool = True,
+    scores: str = "float64",
 ) -> RetrievalResult:
     """Evaluate a run against qrels with trec_eval 10.0 semantics (specs/retrieval.md §8).
+
+    ``scores="float32"`` rounds scores to single precision before ranking, as pytrec_eval
+    (trec_eval 9.0.8) does: scores that differ only beyond float32 precision then tie.
 
     ``qrels`` and ``run`` take paths, dicts, lists, pandas or pyarrow tables, or ir_measures
     tuples (§4.5); ``measures`` takes names in either style (``map``, ``P.5,10``, ``nDCG@10``).
@@ -353,6 +365,7 @@ def evaluate(
         dedupe=dedupe,
         names=names,
         per_query=per_query,
+        scores=scores,
     )
     return ev.evaluate(run)
 
