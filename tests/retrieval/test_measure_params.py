@@ -133,3 +133,12 @@ def test_refused_parameters_are_one_line(measure, message):
     assert res.stderr == f"ragmeter trec: {message}\n"
     with pytest.raises(UsageError):
         parse_measures(measure)
+
+
+def test_registry_refuses_names_that_only_read_as_trec_eval_reads_them():
+    # a gate rule or runner config has no warning channel: recall.1e1 must not become recall_1
+    from ragmeter.retrieval.names import resolve_one
+
+    assert resolve_one("recall.10").canonical == "R@10"
+    with pytest.raises(UsageError, match=r"'recall\.1e1' is ambiguous: cutoff '1e1'"):
+        resolve_one("recall.1e1")

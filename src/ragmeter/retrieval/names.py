@@ -1383,6 +1383,12 @@ def resolve_one(name: str) -> Measure | None:
         if str(exc).startswith(f"ragmeter {_COMMAND}: unknown measure"):
             return None
         raise
+    if warnings:
+        # a name that only reads as a measure the way trec_eval's atol/atof read it (recall.1e1
+        # is recall_1) is refused outside `ragmeter trec`, where nothing would print the warning
+        raise _err(
+            f"'{name}' is ambiguous: {warnings[0]}; write the parameter as trec_eval reads it"
+        )
     if len(measures) != 1:
         examples = ", ".join(m.printed() for m in measures[:3])
         more = ", …" if len(measures) > 3 else ""
