@@ -105,3 +105,18 @@ def test_huge_scores_are_one_line_not_internal_text(tmp_path, test):
         "system 'x', metric 'f1', sample '1': score 1e+200 is too large to compare (expected "
         "|score| ≤ 1e150; sums and squared differences of larger scores overflow)"
     )
+
+
+def test_runner_comparison_row_has_null_d_z_and_says_why():
+    from ragmeter.result import Result
+    from ragmeter.runner.compare import compare_results
+    from ragmeter.runner.config import CompareConfig
+
+    ids = ["1", "2", "3"]
+    run = Result.from_columns("answers", ids, {"f1": [A[i] for i in ids]})
+    base = Result.from_columns("answers", ids, {"f1": [B[i] for i in ids]})
+    for test in ("randomization", "t"):
+        row = compare_results("answers", "f1", run, base, CompareConfig(test=test))
+        assert row["effect_size"] is None
+        assert row["reason"] in ("no effect size: zero_variance", "zero_variance")
+        assert row["mean_diff"] == pytest.approx(0.1)
