@@ -36,6 +36,8 @@ def _cli(*args):
         b"# header comment\n\nq1 Q0 d1 1 1.0 r\n   \n# another\nq1 Q0 d2 2 0.5 r\n",
         b"q1 Q0 d1 1 1.0 r junk more\nq1 Q0 d2 2 0.5 r\n",  # 7 or more fields
         b"q1 Q0 d1 1 1.0 r\x0bx\nq1 Q0 d2 2 0.5 r\x0c\n",  # VT and FF are whitespace
+        # a bare CR before an extra field is whitespace, not a CR-only line end
+        b"q1 Q0 d1 1 1.0 r\rjunk\nq1 Q0 d2 2 0.5 r\n",
     ],
     ids=[
         "tabs",
@@ -48,6 +50,7 @@ def _cli(*args):
         "comments",
         "extra-fields",
         "vt-ff",
+        "stray-cr",
     ],
 )
 def test_accepted_layouts(run_bytes, write):

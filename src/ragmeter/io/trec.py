@@ -590,7 +590,9 @@ def _refuse_cr_only(raw: np.ndarray, inp: _Input, nfields: int) -> None:
         body = line.rstrip(b"\n").rstrip(b"\r")
         cut = body.find(b"\r")
         while cut >= 0:
-            if len(body[:cut].split()) >= nfields and body[cut:].split():
+            # a record before the CR and another (not a stray extra field) after it
+            nxt = body[cut + 1 :].split(b"\r", 1)[0]
+            if len(body[:cut].split()) >= nfields and len(nxt.split()) >= nfields:
                 raise InputError(
                     "a bare CR ends a record and another follows on the same line: the file "
                     "seems to end its lines with CR alone (classic Mac); convert the line ends "
