@@ -181,11 +181,12 @@ EMPTY_GOLD_ROWS = [
 
 def test_empty_gold_drop(tmp_path):
     out, res = run_json("answers", write(tmp_path, EMPTY_GOLD_ROWS), "-m", "em", "-m", "acc")
-    assert out["em"] == [None, None, 1.0, None]
-    assert out["avg_em"] == 1.0
+    # row b's empty list is an unanswerable question under squad (SQuAD 2.0): "anything" is wrong
+    assert out["em"] == [None, 0.0, 1.0, None]
+    assert out["avg_em"] == 0.5
     meta = out["ragmeter"]
-    assert meta["status_counts"] == {"ok": 1, "no_gold": 3}
-    assert meta["n_scored"] == 1 and meta["warnings"]["empty_golds_dropped"] == 3
+    assert meta["status_counts"] == {"ok": 2, "no_gold": 2}
+    assert meta["n_scored"] == 2 and meta["warnings"]["empty_golds_dropped"] == 3
     assert "3 gold answers normalise to ''" in res.stderr
 
 
@@ -224,9 +225,10 @@ def test_empty_gold_abstain(tmp_path):
         "--empty-gold",
         "abstain",
     )
-    assert out["em"] == [0.0, None, 1.0, 1.0]
-    assert out["f1"] == [0.0, None, 1.0, 1.0]
-    assert out["rouge-l"] == [0.0, None, 1.0, 1.0]
+    # row b (an empty list) is unanswerable under squad whatever the policy: "anything" scores 0
+    assert out["em"] == [0.0, 0.0, 1.0, 1.0]
+    assert out["f1"] == [0.0, 0.0, 1.0, 1.0]
+    assert out["rouge-l"] == [0.0, 0.0, 1.0, 1.0]
 
 
 def test_empty_gold_error_names_lines(tmp_path):
@@ -529,3 +531,61 @@ def test_json_nested_too_deeply_is_one_line(tmp_path):
         assert (
             res.stderr == f"{path}:1: JSON nested too deeply (expected one JSON object per line)\n"
         )
+
+
+def test_misnamed_keys_name_the_files_keys(tmp_path):
+    # issue: a file with gold/answer keys exited 0 with every value null
+    rows = [
+        {"id": 1, "gold": ["Paris"], "answer": "Paris"},
+        {"id": 2, "gold": ["x"], "answer": "y"},
+    ]
+    path = write(tmp_path, rows)
+    res = invoke("answers", path)
+    assert res.code == 2 and res.stdout == ""
+    assert res.stderr == (
+        f"{path}: no row has 'golden_answers' or 'pred_answer' (the rows have 'id', 'gold', "
+        "'answer'; name the keys with --gold-key and --pred-key)\n"
+    )
+    out, _ = run_json("answers", path, "--gold-key", "gold", "--pred-key", "answer")
+    assert out["em"] == [1.0, 0.0]
+    only_pred = write(tmp_path, [{"id": 1, "golden_answers": ["Paris"], "answer": "Paris"}])
+    res = invoke("answers", only_pred)
+    assert res.code == 2
+    assert res.stderr == (
+        f"{only_pred}: no row has 'pred_answer' (the rows have 'id', 'golden_answers', "
+        "'answer'; name the key with --pred-key)\n"
+    )
+
+
+def test_no_usable_gold_at_all_exits_2(tmp_path):
+    rows = [
+        {"id": 1, "golden_answers": ["The"], "pred_answer": "Paris"},
+        {"id": 2, "pred_answer": "y"},
+    ]
+    path = write(tmp_path, rows)
+    res = invoke("answers", path)
+    assert res.code == 2 and res.stdout == ""
+    assert res.stderr == (
+        f"{path}: no row has a usable gold answer (every 'golden_answers' is missing, empty or "
+        "normalises to ''; expected at least one gold answer to score)\n"
+    )
+
+
+def test_rows_without_the_gold_key_are_named_in_a_warning(tmp_path):
+    rows = [
+        {"id": 1, "golden_answers": ["Paris"], "pred_answer": "Paris"},
+        {"id": 2, "pred_answer": "y"},
+        {"id": 3, "golden_answers": ["Rome"]},
+    ]
+    path = write(tmp_path, rows)
+    out, res = run_json("answers", path, "-m", "em")
+    assert out["em"] == [1.0, None, 0.0]
+    assert out["ragmeter"]["status_counts"] == {"ok": 2, "no_gold": 1}
+    assert (
+        f"ragmeter answers: warning: 1 row of {path} has no 'golden_answers' (gold answers; "
+        "first on line 2), not scored (no_gold)"
+    ) in res.stderr.splitlines()
+    assert (
+        f"ragmeter answers: warning: 1 row of {path} has no 'pred_answer' (prediction; first on "
+        "line 3), scored as ''"
+    ) in res.stderr.splitlines()

@@ -137,10 +137,18 @@ def test_gold_without_tokens_under_squad_keep():
 
 
 def test_empty_gold_list_policies():
-    assert ra.score("x", [], metrics=["em"]).status == "no_gold"
+    # no gold at all (None, a missing key) has nothing to score; under squad an explicit empty
+    # list is an unanswerable question (SQuAD 2.0), under ultrarag and flashrag it has no gold
+    assert ra.score("x", None, metrics=["em"]).status == "no_gold"
+    assert ra.score("x", [], metrics=["em"], profile="flashrag", empty_gold="drop").status == (
+        "no_gold"
+    )
+    s = ra.score("x", [], metrics=["em"])
+    assert (s.status, s.values) == ("ok", {"em": 0.0})
     s = ra.score("x", [], metrics=["em", "rouge-1"], empty_gold="keep")
     assert (s.status, s.values) == ("ok", {"em": 0.0, "rouge-1": 0.0})
-    assert ra.score("x", [], metrics=["em"], empty_gold="error").status == "no_gold"
+    s = ra.score("", [], metrics=["em"], empty_gold="error")
+    assert (s.status, s.values) == ("ok", {"em": 1.0})
     with pytest.raises(InputError, match="gold answer 'The' normalises to ''"):
         ra.score("x", ["The"], empty_gold="error")
 

@@ -354,7 +354,7 @@ def test_parse_measures_grammar():
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("P.x", "bad cutoff 'x' in 'P.x' (expected a number)"),
+        ("P.x", "bad cutoff 'x' in 'P.x' (cutoffs are integers ≥ 1)"),
         ("utility.1", "utility takes exactly 4 coefficients, not 1 ('utility.1')"),
         ("P@10(rel=2)", "unknown measure 'P@10(rel=2)'"),
         ("nDCG(gain=log)@10", "bad gain 'log' in 'nDCG(gain=log)@10' (expected linear or exp)"),

@@ -36,6 +36,8 @@ def _cli(*args):
         b"# header comment\n\nq1 Q0 d1 1 1.0 r\n   \n# another\nq1 Q0 d2 2 0.5 r\n",
         b"q1 Q0 d1 1 1.0 r junk more\nq1 Q0 d2 2 0.5 r\n",  # 7 or more fields
         b"q1 Q0 d1 1 1.0 r\x0bx\nq1 Q0 d2 2 0.5 r\x0c\n",  # VT and FF are whitespace
+        # a bare CR before an extra field is whitespace, not a CR-only line end
+        b"q1 Q0 d1 1 1.0 r\rjunk\nq1 Q0 d2 2 0.5 r\n",
     ],
     ids=[
         "tabs",
@@ -48,6 +50,7 @@ def _cli(*args):
         "comments",
         "extra-fields",
         "vt-ff",
+        "stray-cr",
     ],
 )
 def test_accepted_layouts(run_bytes, write):
@@ -165,7 +168,68 @@ ERRORS = [
         "qrels.txt",
         "q1 0 d1 99999999999\n",
         "qrels",
-        "1: grade '99999999999' is outside the 32-bit integer range",
+        "1: grade '99999999999' is outside the 32-bit integer range (expected an integer from "
+        "-2147483648 to 2147483647; trec_eval would silently use 99999999999)",
+    ),
+    # beyond int64: trec_eval's atol clamps to LONG_MAX / LONG_MIN (was an OverflowError)
+    (
+        "qrels.txt",
+        "q1 0 d1 1\nq1 0 d2 99999999999999999999999\n",
+        "qrels",
+        "2: grade '99999999999999999999999' is outside the 32-bit integer range (expected an "
+        "integer from -2147483648 to 2147483647; trec_eval would silently use "
+        "9223372036854775807)",
+    ),
+    (
+        "qrels.txt",
+        "q1 0 d1 -99999999999999999999999\n",
+        "qrels",
+        "1: grade '-99999999999999999999999' is outside the 32-bit integer range (expected an "
+        "integer from -2147483648 to 2147483647; trec_eval would silently use "
+        "-9223372036854775808)",
+    ),
+    # atol reads the leading integer: nan → 0, inf → 0, 1e309 → 1 (the message said nan/inf)
+    (
+        "qrels.txt",
+        "q1 0 d1 nan\n",
+        "qrels",
+        "1: grade 'nan' is not an integer (trec_eval would silently use 0)",
+    ),
+    (
+        "qrels.txt",
+        "q1 0 d1 -inf\n",
+        "qrels",
+        "1: grade '-inf' is not an integer (trec_eval would silently use 0)",
+    ),
+    (
+        "qrels.txt",
+        "q1 0 d1 1e309\n",
+        "qrels",
+        "1: grade '1e309' is not an integer (trec_eval would silently use 1)",
+    ),
+    # CR-only line ends: one physical line of several records (was read as its first record)
+    (
+        "run.txt",
+        "q1 Q0 d1 1 1.0 r\rq1 Q0 d2 2 0.5 r\r",
+        "run",
+        "1: a bare CR ends a record and another follows on the same line: the file seems to end "
+        "its lines with CR alone (classic Mac); convert the line ends to LF (expected one record "
+        "per line: qid Q0 docno rank score tag)",
+    ),
+    (
+        "qrels.txt",
+        "q1 0 d0 1\nq1 0 d1 1\rq1 0 d2 0\r",
+        "qrels",
+        "2: a bare CR ends a record and another follows on the same line: the file seems to end "
+        "its lines with CR alone (classic Mac); convert the line ends to LF (expected one record "
+        "per line: qid iter docno grade)",
+    ),
+    # a 10 MB docno: Arrow's "straddling object" had no line
+    (
+        "run.txt",
+        "q1 Q0 d1 1 1.0 r\nq1 Q0 " + "x" * 10_000_000 + " 2 0.5 r\n",
+        "run",
+        "2: line of 10,000,015 bytes is too long (expected lines under 2 MiB)",
     ),
     (
         "run.txt",
@@ -247,6 +311,17 @@ def test_no_query_in_both_files(write):
     )
     with pytest.raises(UsageError):
         evaluate(qp, rp)
+    # trec_eval -c prints 0 for every judged query here; ragmeter refuses and says why
+    for extra in ((), ("--stream",)):
+        res = _cli("-c", *extra, qp, rp)
+        assert res.code == 2 and res.stdout == ""
+        assert res.stderr == (
+            f"ragmeter trec: no query is in both {qp} and {rp} (qrels qids look like '301', "
+            "'302'; run qids look like 'q301', 'q302'); trec_eval -c would print 0 for every "
+            "judged query, ragmeter refuses: check the qids\n"
+        )
+    with pytest.raises(UsageError, match="trec_eval -c would print 0"):
+        evaluate(qp, rp, complete=True)
 
 
 def test_duplicate_in_run_names_both_lines(write):

@@ -93,3 +93,19 @@ def test_ultrarag_preset_on_trec_runs():
 def test_unknown_retrieval_metric_is_a_usage_error():
     res = invoke("compare", str(QRELS), str(RUN_A), str(RUN_B), "-m", "NDCG10")
     assert res.code == 2 and res.stderr.startswith("ragmeter compare: unknown retrieval metric")
+
+
+def test_engine_warnings_are_the_commands_own_lines():
+    # they were Python warnings located in typer/main.py
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = invoke(
+            "compare", str(QRELS), str(RUN_A), str(RUN_B), "-m", "map", "--missing", "intersect"
+        )
+    assert res.code == 0, res.stderr
+    assert res.stderr.splitlines() == [
+        "ragmeter compare: warning: 1 judged query has no results in "
+        f"{RUN_B} and was skipped: 302 (use -c to score missing queries as 0)"
+    ]

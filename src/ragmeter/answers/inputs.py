@@ -49,11 +49,14 @@ def coerce_prediction(value: Any, **where: Any) -> tuple[str, bool]:
 class Golds:
     """The golds of one sample: a flat list for most metrics, answer groups for str-em-alce."""
 
-    __slots__ = ("flat", "groups")
+    __slots__ = ("flat", "given", "groups")
 
-    def __init__(self, flat: list[str], groups: list[list[str]]) -> None:
+    def __init__(self, flat: list[str], groups: list[list[str]], given: bool = True) -> None:
         self.flat = flat
         self.groups = groups
+        # False when there was no gold value at all (a missing key or null), as opposed to an
+        # explicit empty list, which the squad profile reads as an unanswerable question
+        self.given = given
 
     def __repr__(self) -> str:
         return f"Golds(flat={self.flat!r}, groups={self.groups!r})"
@@ -70,7 +73,8 @@ def coerce_golds(
 
     A list of lists is read as answer groups (``str-em-alce``); the other metrics score every
     alias. With a non-empty ``choices`` list, integer golds are indices into it (FlashRAG's
-    multiple-choice rows). ``None`` is an empty gold list.
+    multiple-choice rows). ``None`` is no gold at all (``given`` is False); ``[]`` is an empty
+    gold list.
 
     >>> coerce_golds("Paris").flat, coerce_golds([1972, True]).flat
     (['Paris'], ['1972', 'True'])
@@ -81,7 +85,7 @@ def coerce_golds(
     ['blue']
     """
     if value is None:
-        return Golds([], [])
+        return Golds([], [], given=False)
     items = value if isinstance(value, (list, tuple)) else [value]
     use_choices = isinstance(choices, (list, tuple)) and len(choices) > 0
     if choices is not None and not isinstance(choices, (list, tuple)):

@@ -4,7 +4,9 @@
 scored), ``avg`` the means over ``ok`` samples, ``meta`` the options, counts and warnings;
 ``to_ultrarag_dict()`` and ``rows()`` are the command's stdout object and ``--per-sample``
 lines. The long table and aggregates of the base class key everything by canonical metric name
-(and, as DESIGN.md requires, average in sorted-id order).
+in sorted-id order. The means, though, are summed in input (file) order with Python's ``sum``,
+as UltraRAG's ``compute_metrics``, FlashRAG's metrics and the SQuAD v2 script do, so that every
+profile's averages are bit-identical to its reference (docs/answers.md, "Averages").
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from ragmeter import status as st
 from ragmeter._version import __version__
 from ragmeter.answers.options import Options
 from ragmeter.answers.registry import task_of
-from ragmeter.result import Result
+from ragmeter.result import Aggregate, Result
 
 __all__ = ["AnswersResult", "build_result"]
 
@@ -216,11 +218,13 @@ def build_result(
     details = [
         json.dumps({"flags": s.flags}, ensure_ascii=False) if s.flags else None for s in scores
     ]
+    metric_statuses = {m: [s.statuses.get(m, s.status) for s in scores] for m in outputs}
     result = AnswersResult.from_columns(
         task,
         str_ids,
         {m: per_sample[m] for m in outputs},
-        statuses={m: [s.statuses.get(m, s.status) for s in scores] for m in outputs},
+        statuses=metric_statuses,
+        aggregates={m: file_order_mean(per_sample[m], metric_statuses[m]) for m in outputs},
         details=dict.fromkeys(outputs, details),
         metadata=meta,
         warnings=_warning_lines(n, counts, no_gold),
@@ -228,3 +232,23 @@ def build_result(
     result.per_sample = per_sample
     result.requested = tuple(opts.metrics)
     return result
+
+
+def file_order_mean(values: Sequence[float | None], statuses: Sequence[str]) -> Aggregate:
+    """Mean of the scored values in input order, summed with Python's ``sum``.
+
+    UltraRAG (``sum(scores) / len(scores)``), FlashRAG (``sum(metric_score_list) / len(...)``)
+    and the SQuAD v2 script (``sum(exact_scores.values()) / total``) all add in file order with
+    the built-in ``sum``; the last bits of a mean depend on that order.
+
+    >>> file_order_mean([0.1, None, 0.2, 0.3], ["ok", "no_gold", "ok", "ok"]).value
+    0.20000000000000004
+    """
+    counts = Counter(statuses)
+    status_counts = {k: counts[k] for k in st.STATUSES if counts.get(k)}
+    scored = [
+        float(v) for v, s in zip(values, statuses, strict=True) if s in st.SCORED and v is not None
+    ]
+    if not scored:
+        return Aggregate(None, 0, status_counts, reason="no scored samples")
+    return Aggregate(sum(scored) / len(scored), len(scored), status_counts)

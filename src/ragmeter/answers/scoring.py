@@ -149,6 +149,13 @@ class SampleScorer:
         if self.gold_metrics:
             if raws:
                 self._score_golds(prediction, p_norm, raws, norms, empty, out)
+            elif profile == "squad" and policy != "keep" and golds.given and not golds.flat:
+                # SQuAD 2.0: an empty answer list is an unanswerable question; the official
+                # script scores it against the empty answer, so only an answer that normalises
+                # to "" is right (EM = F1 = 1), anything else scores 0
+                if not self.need_p_norm:
+                    p_norm = normalize(prediction, profile=profile)
+                self._score_golds(prediction, p_norm, [""], [""], [True], out, abstain=True)
             else:
                 reason = st.OK if (policy == "keep" and not golds.flat) else st.NO_GOLD
                 for m in self.gold_metrics:
@@ -193,12 +200,14 @@ class SampleScorer:
         norms: list[str],
         empty: list[bool],
         out: SampleScore,
+        *,
+        abstain: bool = False,
     ) -> None:
         o = self.o
         profile = o.profile
         agg = o.agg
         values = out.values
-        abstain = o.empty_gold == "abstain" and any(empty)
+        abstain = abstain or (o.empty_gold == "abstain" and any(empty))
         hit = 1.0 if not p_norm else 0.0  # abstain: an empty gold matches only an empty answer
 
         def fix(vals: list[float]) -> list[float]:
@@ -251,7 +260,7 @@ class SampleScorer:
                 else:
                     values[m] = prf[best][idx]
         if self.rouge_types:
-            self._score_rouge(prediction, p_norm, raws, norms, empty, hit, out)
+            self._score_rouge(prediction, p_norm, raws, norms, empty, hit, out, abstain)
         if "semantic-similarity" in metrics:
             sims = []
             for raw, e in zip(raws, empty, strict=True):
@@ -265,9 +274,10 @@ class SampleScorer:
                     sims.append(_cos(self.embed(prediction), self.embed(raw)))
             values["semantic-similarity"] = _agg(sims, agg["semantic-similarity"])
 
-    def _score_rouge(self, prediction, p_norm, raws, norms, empty, hit, out: SampleScore) -> None:
+    def _score_rouge(
+        self, prediction, p_norm, raws, norms, empty, hit, out: SampleScore, abstain: bool
+    ) -> None:
         o = self.o
-        abstain = o.empty_gold == "abstain" and any(empty)
         if o.profile == "flashrag":
             per_type: dict[str, list[float]] = {t: [] for t in self.rouge_types}
             failed = False

@@ -52,7 +52,7 @@ def _warn(lines: list[str]) -> None:
 
 
 def _read_answers(path: str, o: Any, keys: dict[str, str | None], need_question: bool):
-    """Rows of an UltraRAG-style JSONL file, checked and converted, with their line numbers."""
+    """Rows of an UltraRAG-style JSONL file, checked and converted, and warnings about keys."""
     from ragmeter.answers.inputs import Golds, coerce_golds, coerce_id, coerce_prediction
     from ragmeter.answers.normalizers import normalize
     from ragmeter.errors import InputError
@@ -67,8 +67,16 @@ def _read_answers(path: str, o: Any, keys: dict[str, str | None], need_question:
     lines: list[int] = []
     seen: dict[str, int] = {}
     empty_lines: list[tuple[int, str]] = []
+    seen_keys: dict[str, None] = {}
+    no_gold_key: list[int] = []
+    no_pred_key: list[int] = []
     for index, (line, row) in enumerate(iter_jsonl(path, allow_stdin=True)):
         where = {"path": name, "line": line}
+        seen_keys.update(dict.fromkeys(row))
+        if keys["pred"] not in row:
+            no_pred_key.append(line)
+        if not keys["groups"] and o.gold_metrics and keys["gold"] not in row:
+            no_gold_key.append(line)
         id_key = keys["id"]
         sid = coerce_id(row[id_key], **where) if id_key in row else index
         if str(sid) in seen:
@@ -108,6 +116,7 @@ def _read_answers(path: str, o: Any, keys: dict[str, str | None], need_question:
         questions.append(None if q is None else coerce_prediction(q, **where)[0])
         ids.append(sid)
         lines.append(line)
+    notes = _check_keys(name, keys, list(seen_keys), len(lines), no_gold_key, no_pred_key)
     if empty_lines:
         first, gold = empty_lines[0]
         others = sorted({ln for ln, _ in empty_lines[1:]} - {first})
@@ -118,7 +127,52 @@ def _read_answers(path: str, o: Any, keys: dict[str, str | None], need_question:
             path=name,
             line=first,
         )
-    return ids, preds, golds, questions, lines
+    return ids, preds, golds, questions, notes
+
+
+def _check_keys(
+    name: str,
+    keys: dict[str, str | None],
+    file_keys: list[str],
+    n_rows: int,
+    no_gold_key: list[int],
+    no_pred_key: list[int],
+) -> list[str]:
+    """A key that no row has is a misnamed key: refuse, naming the file's keys.
+
+    Returns the warnings for keys that some rows lack.
+    """
+    from ragmeter.errors import InputError
+
+    absent = []
+    if n_rows and len(no_gold_key) == n_rows:
+        absent.append(("gold", keys["gold"]))
+    if n_rows and len(no_pred_key) == n_rows:
+        absent.append(("pred", keys["pred"]))
+    if absent:
+        shown = ", ".join(f"'{k}'" for k in file_keys[:12])
+        more = f" and {len(file_keys) - 12} more" if len(file_keys) > 12 else ""
+        what = " or ".join(f"'{key}'" for _, key in absent)
+        flags = " and ".join(f"--{role}-key" for role, _ in absent)
+        raise InputError(
+            f"no row has {what} (the rows have {shown or 'no keys'}{more}; name the "
+            f"{'keys' if len(absent) > 1 else 'key'} with {flags})",
+            path=name,
+        )
+    notes = []
+    for what, key, missing in (
+        ("gold answers", keys["gold"], no_gold_key),
+        ("prediction", keys["pred"], no_pred_key),
+    ):
+        if missing:
+            n = len(missing)
+            fate = "not scored (no_gold)" if what == "gold answers" else "scored as ''"
+            notes.append(
+                f"ragmeter answers: warning: {n} row{'s' if n > 1 else ''} of {name} "
+                f"{'have' if n > 1 else 'has'} no '{key}' ({what}; first on line "
+                f"{missing[0]}), {fate}"
+            )
+    return notes
 
 
 def _groups(value: Any, key: str, where: dict[str, Any]) -> list[Any]:
@@ -275,7 +329,7 @@ def register(app: typer.Typer) -> None:
             "question": question_key,
             "groups": gold_groups_key,
         }
-        ids, preds, golds, questions, _ = _read_answers(
+        ids, preds, golds, questions, key_notes = _read_answers(
             input, o, keys, "qa-similarity" in o.metrics
         )
         from ragmeter.answers.scoring import evaluate
@@ -286,7 +340,7 @@ def register(app: typer.Typer) -> None:
                 warnings.simplefilter("ignore", RagmeterWarning)
                 res = evaluate(
                     preds,
-                    [g.groups if gold_groups_key else g.flat for g in golds],
+                    [(g.groups if gold_groups_key else g.flat) if g.given else None for g in golds],
                     metrics=list(o.metrics),
                     profile=o.profile,
                     ids=ids,
@@ -307,7 +361,16 @@ def register(app: typer.Typer) -> None:
             raise
         finally:
             stop()
-        _warn(res.warnings)
+        if o.gold_metrics and not res.meta["n_scored"]:
+            from ragmeter.errors import InputError
+            from ragmeter.io.files import display_name
+
+            raise InputError(
+                f"no row has a usable gold answer (every '{gold_groups_key or gold_key}' is "
+                "missing, empty or normalises to ''; expected at least one gold answer to score)",
+                path=display_name(input),
+            )
+        _warn(key_notes + res.warnings)
         code = 0
         if verify_rouge:
             from ragmeter.answers.verify import verify_rouge as verify

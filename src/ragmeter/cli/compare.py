@@ -178,8 +178,18 @@ def _trec_scores(
             raise UsageError(str(exc), command=COMMAND) from None
     canonical = list(dict.fromkeys(c for _, c in resolved))
     scores: dict[str, dict[str, dict[str, float]]] = {}
+    import warnings
+
+    from ragmeter.warnings import RagmeterWarning
+
     for system, run in zip(systems, run_paths, strict=True):
-        result = retrieval.evaluate(qrels_path, run, canonical, relevance_level=relevance_level)
+        # the engine's warnings are printed as the command's own lines, not as Python warnings
+        # located in typer's source
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RagmeterWarning)
+            result = retrieval.evaluate(qrels_path, run, canonical, relevance_level=relevance_level)
+        for w in result.warnings:
+            print(f"ragmeter {COMMAND}: warning: {w}", file=sys.stderr)
         scores[system] = {shown: result.values(c) for shown, c in resolved}
     info = {
         "mode": "trec",

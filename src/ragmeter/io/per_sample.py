@@ -61,7 +61,22 @@ def _number(value: Any, *, path: str, line: int | None, what: str) -> float | No
     v = float(value)
     if not math.isfinite(v):  # pragma: no cover - JSON readers reject NaN already
         raise InputError(f"{what} is not finite (expected a number or null)", path=path, line=line)
+    _check_size(v, what, path, line)
     return v
+
+
+# as ragmeter.stats.paired.MAX_SCORE: larger scores overflow the tests' sums and squares
+_MAX_SCORE = 1e150
+
+
+def _check_size(v: float, what: str, path: str, line: int | None) -> None:
+    if abs(v) > _MAX_SCORE:
+        raise InputError(
+            f"{what} is {v!r}, too large to compare (expected |value| ≤ 1e150; sums and squared "
+            "differences of larger values overflow)",
+            path=path,
+            line=line,
+        )
 
 
 def _sample_id(obj: dict[str, Any], id_key: str, *, path: str, line: int) -> str:
@@ -220,6 +235,7 @@ def _from_trec_eval(text: str, out: PerSampleFile) -> None:
             raise InputError(f"value {value!r} is not a number", path=out.path, line=line) from None
         if not math.isfinite(v):
             raise InputError(f"value {value!r} is not finite", path=out.path, line=line)
+        _check_size(v, f"value {value!r}", out.path, line)
         col.add(measure, qid, v, st.OK, line)
 
 

@@ -31,6 +31,7 @@ from ragmeter.errors import InputError
 from ragmeter.io.arrowutil import binaries, call, from_numpy, strings
 from ragmeter.io.arrowutil import lazy_compute as pc
 from ragmeter.io.arrowutil import to_numpy as _to_np
+from ragmeter.io.cnum import c_atol
 from ragmeter.io.files import GZIP_MAGIC, display_name, open_binary, sha256_file
 
 __all__ = [
@@ -326,6 +327,8 @@ def _sniff(head: bytes, min_fields: int) -> tuple[str, int, bool] | None:
     lines = [ln[:-1] if ln.endswith(b"\r") else ln for ln in sample.split(b"\n")]
     if b"\r" in b"".join(lines) or b"\x0b" in sample or b"\x0c" in sample:
         return None
+    if re.search(rb"\r(?!\n)", head[:-1]):  # a bare CR after the last whole line: CR-only ends?
+        return None
     tabs = b"\t" in sample
     counts = set()
     for ln in lines:
@@ -544,6 +547,7 @@ def _parse_lines(
             raw = np.frombuffer(raw, dtype=np.uint8)
         if raw[:3].tobytes() == b"\xef\xbb\xbf":
             raw = raw[3:]
+        _refuse_cr_only(raw, inp, len(names))
         data = _normalise(raw, len(names), truncate=not exact_fields)
         del raw
         if not data.strip():
@@ -555,8 +559,60 @@ def _parse_lines(
             table = _csv_read(pa.BufferReader(data), names, types, " ")
         except pa.ArrowInvalid as exc:
             check()
+            if "straddl" in str(exc):
+                _refuse_long_line(inp)
             raise InputError(f"cannot parse ({exc})", path=inp.name) from None
     return table
+
+
+def _numbered_lines(inp: _Input) -> Iterator[tuple[int, bytes]]:
+    """(physical line number, raw line) of the whole input, as the error scan counts them."""
+    lines: Iterable[bytes]
+    if inp.data is not None:
+        lines = _split_lines(bytes(inp.data))
+    else:
+        assert inp.path is not None
+        lines = _iter_raw_lines(inp.path)
+    yield from enumerate(lines, start=1 + lines_before(inp.line_offset))
+
+
+def _refuse_cr_only(raw: np.ndarray, inp: _Input, nfields: int) -> None:
+    """Refuse a line that holds several records separated by bare CRs (CR-only line ends).
+
+    CR is white space inside a line (CRLF files read as they should), so a file whose lines end
+    with CR alone would otherwise read as one long line whose extra fields are dropped.
+    """
+    cr = raw[:-1] == 13
+    if not cr.any() or not (cr & (raw[1:] != 10)).any():
+        return
+    fields = RUN_FIELDS if nfields == 6 else QRELS_FIELDS
+    for lineno, line in _numbered_lines(inp):
+        body = line.rstrip(b"\n").rstrip(b"\r")
+        cut = body.find(b"\r")
+        while cut >= 0:
+            # a record before the CR and another (not a stray extra field) after it
+            nxt = body[cut + 1 :].split(b"\r", 1)[0]
+            if len(body[:cut].split()) >= nfields and len(nxt.split()) >= nfields:
+                raise InputError(
+                    "a bare CR ends a record and another follows on the same line: the file "
+                    "seems to end its lines with CR alone (classic Mac); convert the line ends "
+                    f"to LF (expected one record per line: {fields})",
+                    path=inp.name,
+                    line=lineno,
+                )
+            cut = body.find(b"\r", cut + 1)
+
+
+def _refuse_long_line(inp: _Input) -> None:
+    """Name the first line longer than the CSV block (Arrow reports no line for it)."""
+    for lineno, line in _numbered_lines(inp):
+        if len(line) >= _BLOCK:
+            raise InputError(
+                f"line of {len(line):,} bytes is too long (expected lines under "
+                f"{_BLOCK // (1 << 20)} MiB)",
+                path=inp.name,
+                line=lineno,
+            )
 
 
 def _is_number(typ: pa.DataType) -> bool:
@@ -765,9 +821,10 @@ def _parse_grade(
                 location=location,
             ) from None
         if not math.isfinite(real) or real != int(real):
-            trunc = int(real) if math.isfinite(real) else real
+            # trec_eval reads grades with atol: the leading integer, so nan → 0, 1e309 → 1
             raise InputError(
-                f"grade '{text}' is not an integer (trec_eval would silently use {trunc})",
+                f"grade '{text}' is not an integer (trec_eval would silently use "
+                f"{c_atol(stripped)[0]})",
                 path=name,
                 line=lineno,
                 location=location,
@@ -775,7 +832,8 @@ def _parse_grade(
         value = int(real)
     if not _INT32[0] <= value <= _INT32[1]:
         raise InputError(
-            f"grade '{text}' is outside the 32-bit integer range",
+            f"grade '{text}' is outside the 32-bit integer range (expected an integer from "
+            f"{_INT32[0]} to {_INT32[1]}; trec_eval would silently use {c_atol(stripped)[0]})",
             path=name,
             line=lineno,
             location=location,
@@ -1010,7 +1068,10 @@ def _grades_to_int(col: pa.ChunkedArray, origin: Origin) -> np.ndarray:
     out = np.empty(len(values), dtype=np.int64)
     for i, text in enumerate(values):
         try:
-            out[i] = int(text)
+            value = int(text)
+            if not _INT32[0] <= value <= _INT32[1]:
+                raise ValueError(text)  # reported with its line below
+            out[i] = value
         except ValueError:
             try:
                 real = float(text)

@@ -285,7 +285,9 @@ def _run(cfg: dict[str, Any]) -> str:
         ties=cfg["ties"],
         dedupe=cfg["dedupe"],
         names=cfg["names"],
-        per_query=cfg["per_query"],
+        # UltraRAG's numbers come from pytrec_eval: float32 scores, means from per-query values
+        per_query=cfg["per_query"] or fmt == "ultrarag",
+        scores="float32" if fmt == "ultrarag" else "float64",
     )
     want_source = cfg["by_source"]
     if cfg["stream"]:
@@ -318,7 +320,10 @@ def _run(cfg: dict[str, Any]) -> str:
             queries=cfg["per_query"], summary=cfg["summary"], digits=cfg["digits"]
         )
     if fmt == "ultrarag":
-        return result.to_ultrarag()
+        # pytrec_eval returns queries in the run's order of first appearance, and UltraRAG sums
+        # them in that order; a stream is summed in qid order (docs/retrieval.md)
+        order = None if cfg["stream"] else _first_appearance(run.qid)
+        return result.to_ultrarag(order=order)
     if fmt == "csv":
         text = result.to_csv(queries=cfg["per_query"])
         if want_source:
@@ -334,6 +339,13 @@ def _run(cfg: dict[str, Any]) -> str:
     from ragmeter.io.jsonutil import dumps
 
     return dumps(doc, indent=2) + "\n"
+
+
+def _first_appearance(qids: Any) -> list[str]:
+    """Distinct qids in the order they first appear (pyarrow's unique keeps that order)."""
+    from ragmeter.io.arrowutil import call
+
+    return [q.decode("utf-8") for q in call("unique", qids).to_pylist()]
 
 
 def _memory_hint(run_path: str, cfg: dict[str, Any]) -> None:

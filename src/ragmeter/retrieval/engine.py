@@ -11,7 +11,7 @@ import os
 import sys
 import warnings as pywarnings
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -44,6 +44,9 @@ class Options:
     dedupe: str | None = None
     names: str = "as-requested"
     per_query: bool = True
+    # "float32": scores rounded to single precision before ranking, as trec_eval 9.0.8 and so
+    # pytrec_eval store them (UltraRAG's numbers); trec_eval 10.0 keeps doubles
+    scores: str = "float64"
 
     def __post_init__(self) -> None:
         def bad(msg: str) -> UsageError:
@@ -75,6 +78,8 @@ class Options:
             raise bad(f"bad dedupe '{self.dedupe}' (expected first or max)")
         if self.names not in ("as-requested", "trec", "ir"):
             raise bad(f"bad names '{self.names}' (expected as-requested, trec or ir)")
+        if self.scores not in ("float64", "float32"):
+            raise bad(f"bad scores '{self.scores}' (expected float64 or float32)")
 
 
 def _caller_level() -> int:
@@ -141,6 +146,9 @@ class Evaluator:
     def _piece(self, run: Run, *, require_overlap: bool) -> tuple[K.RankPiece, int, K.JoinedRun]:
         """Join, check duplicates and rank one run (or one batch of whole queries)."""
         opts = self.options
+        if opts.scores == "float32" and not run.ranked:
+            # scores that differ only beyond float32 precision tie (then docno decides)
+            run = replace(run, score=run.score.astype(np.float32).astype(np.float64))
         codes = K._qid_codes(run.qid)
         doc_codes, exact = K._docno_codes(run.docno, exact=True)
         if exact.all():
@@ -256,14 +264,12 @@ class Evaluator:
         return MEASURES[m.family](ctx, m)
 
     def _no_overlap(self, run: Run, joined: K.JoinedRun) -> UsageError:
-        q_examples = ", ".join(f"'{q.decode('utf-8', 'replace')}'" for q in self.index.qids[:2])
-        r_examples = ", ".join(
-            f"'{q.decode('utf-8', 'replace')}'" for q in sorted(joined.run_qids)[:2]
-        )
-        return UsageError(
-            f"no query is in both {self.qrels.name} and {run.name} (qrels qids look like "
-            f"{q_examples}; run qids look like {r_examples})",
-            command=_COMMAND,
+        return no_overlap_error(
+            self.qrels.name,
+            run.name,
+            self.index.qids[:2],
+            sorted(joined.run_qids)[:2],
+            complete=self.options.complete,
         )
 
     def _query_warnings(self, run: Any, unjudged: list[bytes], ranking: K.Ranking) -> list[str]:
@@ -326,8 +332,12 @@ def evaluate(
     names: str = "as-requested",
     zscores: str | os.PathLike[str] | None = None,
     per_query: bool = True,
+    scores: str = "float64",
 ) -> RetrievalResult:
     """Evaluate a run against qrels with trec_eval 10.0 semantics (specs/retrieval.md §8).
+
+    ``scores="float32"`` rounds scores to single precision before ranking, as pytrec_eval
+    (trec_eval 9.0.8) does: scores that differ only beyond float32 precision then tie.
 
     ``qrels`` and ``run`` take paths, dicts, lists, pandas or pyarrow tables, or ir_measures
     tuples (§4.5); ``measures`` takes names in either style (``map``, ``P.5,10``, ``nDCG@10``).
@@ -355,5 +365,34 @@ def evaluate(
         dedupe=dedupe,
         names=names,
         per_query=per_query,
+        scores=scores,
     )
     return ev.evaluate(run)
+
+
+def no_overlap_error(
+    qrels_name: str,
+    run_name: str,
+    qrels_qids: Sequence[bytes],
+    run_qids: Sequence[bytes],
+    *,
+    complete: bool,
+) -> UsageError:
+    """No query in both files: refused, also under ``-c``.
+
+    trec_eval 10.0 with ``-c`` prints 0 for every judged query here; ragmeter refuses, because a
+    run that shares no qid with the qrels is almost always a qid mismatch (``q301`` against
+    ``301``), and a table of zeros would look like a result (docs/retrieval.md).
+    """
+    q_examples = ", ".join(f"'{q.decode('utf-8', 'replace')}'" for q in qrels_qids[:2])
+    r_examples = ", ".join(f"'{q.decode('utf-8', 'replace')}'" for q in run_qids[:2])
+    tail = (
+        "; trec_eval -c would print 0 for every judged query, ragmeter refuses: check the qids"
+        if complete
+        else ""
+    )
+    return UsageError(
+        f"no query is in both {qrels_name} and {run_name} (qrels qids look like "
+        f"{q_examples}; run qids look like {r_examples}){tail}",
+        command=_COMMAND,
+    )

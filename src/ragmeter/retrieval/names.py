@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragmeter.errors import UsageError
+from ragmeter.io.cnum import C_SPACE, c_atof, c_atol
 
 __all__ = [
     "CANONICAL_ORDER",
@@ -39,6 +40,9 @@ __all__ = [
 _COMMAND = "trec"
 REFERENCE = "trec_eval 10.0"
 _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+# the largest cutoff: beyond it a cutoff cannot be told from "the whole ranking" anyway, and
+# trec_eval's atol would clamp larger text to 2**63 - 1
+_MAX_CUTOFF = 2**31 - 1
 _POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 _RPREC_MULT = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 
@@ -702,28 +706,65 @@ def _parse_number(text: str, *, what: str, name: str) -> float:
     return value
 
 
+def _ignored(text: str, used: int) -> str:
+    """What C's atol/atof left unread, or "" when only white space remains."""
+    rest = text[used:]
+    return rest if rest.strip(C_SPACE) else ""
+
+
+def _c_real(text: str, *, what: str, name: str, warnings: list[str]) -> float:
+    """A real parameter read as trec_eval reads it (``atof``); a warning when text is ignored.
+
+    Text without any number (trec_eval: 0) and non-finite values are refused.
+    """
+    value, used = c_atof(text)
+    if used == 0:
+        raise _err(f"bad {what} '{text}' in '{name}' (expected a number)")
+    if not math.isfinite(value):
+        raise _err(f"bad {what} '{text}' in '{name}' (expected a finite number)")
+    rest = _ignored(text, used)
+    if rest:
+        warnings.append(
+            f"{what} '{text}' in '{name}' is read as {_fmt_real(value)}, as trec_eval reads it "
+            f"(atof stops at '{rest}')"
+        )
+    return value
+
+
 def _int_cutoff(text: str, name: str, warnings: list[str]) -> int:
-    value = _parse_number(text, what="cutoff", name=name) if text.strip() else math.nan
-    if math.isnan(value):
-        raise _err(f"bad cutoff '{text}' in '{name}' (cutoffs are integers ≥ 1)")
-    k = int(value)  # truncation toward zero, as trec_eval's atol
+    """An integer cutoff read as trec_eval 10.0 reads it: ``atol``, so ``1e1`` is 1, ``10x`` 10."""
+    k, used = c_atol(text)
     if k < 1:
         raise _err(f"bad cutoff '{text}' in '{name}' (cutoffs are integers ≥ 1)")
-    if k != value:
-        warnings.append(f"cutoff '{text}' in '{name}' is not an integer; using {k}")
+    if k > _MAX_CUTOFF:
+        raise _err(
+            f"bad cutoff '{text}' in '{name}' (cutoffs are integers from 1 to {_MAX_CUTOFF})"
+        )
+    rest = _ignored(text, used)
+    if rest:
+        if re.fullmatch(r"\.[0-9]*[" + C_SPACE + "]*", rest):
+            warnings.append(f"cutoff '{text}' in '{name}' is not an integer; using {k}")
+        else:
+            hint = ""
+            if rest.startswith("="):
+                hint = "; level=gain pairs belong to ndcg, ndcg_rel, Rndcg, G, dcg, ideal_dcg, rbp"
+            warnings.append(
+                f"cutoff '{text}' in '{name}' is read as {k}, as trec_eval reads it "
+                f"(atol stops at '{rest}'){hint}"
+            )
     return k
 
 
-def _real_cutoff(text: str, name: str) -> float:
-    if not text.strip():
-        raise _err(f"bad cutoff '{text}' in '{name}' (expected a number)")
-    value = _parse_number(text, what="cutoff", name=name)
+def _real_cutoff(text: str, name: str, warnings: list[str]) -> float:
+    value = _c_real(text, what="cutoff", name=name, warnings=warnings)
     if value < 0:
         raise _err(f"bad cutoff '{text}' in '{name}' (expected a number ≥ 0)")
     return value
 
 
-def _parse_pairs(text: str, name: str, family: str) -> tuple[tuple[str, Any], ...]:
+def _parse_pairs(
+    text: str, name: str, family: str, warnings: list[str]
+) -> tuple[tuple[str, Any], ...]:
     """trec_eval's ``name=value`` pairs: integer names are gain levels, ``p`` is RBP's p."""
     gains: dict[int, float] = {}
     params: list[tuple[str, Any]] = []
@@ -741,9 +782,9 @@ def _parse_pairs(text: str, name: str, family: str) -> tuple[tuple[str, Any], ..
                 raise _err(f"bad gain level '{key}' in '{name}' (levels are integers ≥ 0)")
             if level in gains:
                 raise _err(f"gain level {level} is given twice in '{name}'")
-            gains[level] = _parse_number(value, what="gain", name=name)
+            gains[level] = _c_real(value, what="gain", name=name, warnings=warnings)
         elif key == "p" and family in ("rbp", "rbp_resid"):
-            p = _parse_number(value, what="p", name=name)
+            p = _c_real(value, what="p", name=name, warnings=warnings)
             if not 0 < p < 1:
                 raise _err(f"bad p '{value}' in '{name}' (expected 0 < p < 1)")
             params.append(("p", p))
@@ -763,11 +804,13 @@ def _parse_pairs(text: str, name: str, family: str) -> tuple[tuple[str, Any], ..
     return tuple(params)
 
 
-def _family_params(fam: Family, text: str, name: str) -> tuple[tuple[str, Any], ...]:
+def _family_params(
+    fam: Family, text: str, name: str, warnings: list[str]
+) -> tuple[tuple[str, Any], ...]:
     """Parameters of ``reals`` and ``pairs`` families from a trec_eval parameter string."""
     if fam.kind == "pairs":
-        return _parse_pairs(text, name, fam.name)
-    values = [_parse_number(v, what="parameter", name=name) for v in text.split(",")]
+        return _parse_pairs(text, name, fam.name, warnings)
+    values = [_c_real(v, what="parameter", name=name, warnings=warnings) for v in text.split(",")]
     if fam.name == "utility":
         if len(values) != 4:
             raise _err(f"utility takes exactly 4 coefficients, not {len(values)} ('{name}')")
@@ -824,7 +867,7 @@ def _expand_family(
         if params_text is None:
             points = list(fam.defaults)
         else:
-            points = [_real_cutoff(c, name) for c in params_text.split(",")]
+            points = [_real_cutoff(c, name, warnings) for c in params_text.split(",")]
         return [
             Measure(fam.name, cutoff=p, style=style, requested=name, explicit=explicit)
             for p in sorted(set(points))
@@ -843,7 +886,7 @@ def _expand_family(
     if not params_text:
         raise _err(f"empty parameters in '{name}'")
     params = dict(_default_params(fam, style))
-    params.update(dict(_family_params(fam, params_text, name)))
+    params.update(dict(_family_params(fam, params_text, name, warnings)))
     return [
         Measure(
             fam.name,
@@ -1081,11 +1124,16 @@ def _try_ir(name: str, warnings: list[str]) -> list[Measure] | None:
             if family in ("P", "recall", "success", "success_all", "judged"):
                 raise _err(f"{base} needs a cutoff, e.g. {base}@10 ('{name}')")
             raise _err(f"'{name}' needs a cutoff")  # pragma: no cover
+        # ir_measures style has no C reading to reproduce: only decimals (23.4 → 23, warned)
+        if not re.fullmatch(r"[0-9]+(?:\.[0-9]*)?", cut_text.strip()):
+            raise _err(f"bad cutoff '{cut_text}' in '{name}' (cutoffs are integers ≥ 1)")
         cutoff = _int_cutoff(cut_text, name, warnings)
     elif fam.kind == "point":
         if cut_text is None:
             raise _err(f"IPrec needs a recall level, e.g. IPrec@0.5 ('{name}')")
-        cutoff = _real_cutoff(cut_text, name)
+        cutoff = _parse_number(cut_text, what="cutoff", name=name)
+        if cutoff < 0:
+            raise _err(f"bad cutoff '{cut_text}' in '{name}' (expected a number ≥ 0)")
     elif cut_text is not None:
         raise _err(f"{base} takes no cutoff ('{name}')")
     if fam.kind == "reals" and family == "set_F" and "beta" not in params:
@@ -1274,20 +1322,35 @@ def parse_measures(
 
 
 def _split_names(text: str) -> list[str]:
-    """Split at whitespace outside parentheses and braces (``nDCG(gains={0: 0})@10`` is one)."""
+    """Split at whitespace outside parentheses and braces (``nDCG(gains={0: 0})@10`` is one).
+
+    White space next to a parameter separator (``P. 5``, ``P.5, 10``, ``ndcg.1= 3``) stays inside
+    the name: trec_eval takes the whole ``-m`` value as one measure, and its ``atol``/``atof``
+    skip leading white space, so these are the measure trec_eval reads, not two names.
+    """
     out: list[str] = []
     depth, cur = 0, []
-    for ch in text:
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
         if ch in "({[":
             depth += 1
         elif ch in ")}]":
             depth -= 1
         if ch.isspace() and depth <= 0:
-            if cur:
+            j = i
+            while j < n and text[j].isspace():
+                j += 1
+            joined = bool(cur) and (cur[-1] in ".,=" or (j < n and text[j] in ",="))
+            if joined:
+                cur.append(text[i:j])
+            elif cur:
                 out.append("".join(cur))
                 cur = []
+            i = j
             continue
         cur.append(ch)
+        i += 1
     if cur:
         out.append("".join(cur))
     return [t for t in out if t]
@@ -1320,6 +1383,12 @@ def resolve_one(name: str) -> Measure | None:
         if str(exc).startswith(f"ragmeter {_COMMAND}: unknown measure"):
             return None
         raise
+    if warnings:
+        # a name that only reads as a measure the way trec_eval's atol/atof read it (recall.1e1
+        # is recall_1) is refused outside `ragmeter trec`, where nothing would print the warning
+        raise _err(
+            f"'{name}' is ambiguous: {warnings[0]}; write the parameter as trec_eval reads it"
+        )
     if len(measures) != 1:
         examples = ", ".join(m.printed() for m in measures[:3])
         more = ", …" if len(measures) > 3 else ""

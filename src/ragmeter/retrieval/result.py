@@ -361,11 +361,16 @@ class RetrievalResult(Result):
             w.writerow([runid, "all", name, _csv_value(value)])
         return buf.getvalue()
 
-    def to_ultrarag(self) -> str:
-        """The dictionary UltraRAG's ``evaluate_trec`` saves (JSON, indent 4; §3.3, §7.4)."""
+    def to_ultrarag(self, *, order: Sequence[str] | None = None) -> str:
+        """The dictionary UltraRAG's ``evaluate_trec`` saves (JSON, indent 4).
+
+        ``order``: qids in the order UltraRAG sums them (first appearance in the run file); the
+        means are then ``sum(values in that order) / n`` as UltraRAG computes them, which needs
+        the per-query values. Without it, the summary means (qid byte order).
+        """
         from ragmeter.retrieval.textout import format_ultrarag
 
-        return format_ultrarag(self)
+        return format_ultrarag(self, order=order)
 
 
 def _csv_value(v: Any) -> str:

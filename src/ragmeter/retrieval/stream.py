@@ -292,12 +292,14 @@ def evaluate_stream_with(
             "no data lines (expected lines of 6 fields: qid Q0 docno rank score tag)", path=name
         )
     if not pieces or not any((p.counts > 0).any() for p in pieces if p.counts.size):
-        q_examples = ", ".join(f"'{q.decode('utf-8', 'replace')}'" for q in index.qids[:2])
-        r_examples = ", ".join(f"'{q.decode('utf-8', 'replace')}'" for q in sorted(info.qids)[:2])
-        raise UsageError(
-            f"no query is in both {evaluator.qrels.name} and {name} (qrels qids look like "
-            f"{q_examples}; run qids look like {r_examples})",
-            command="trec",
+        from ragmeter.retrieval.engine import no_overlap_error
+
+        raise no_overlap_error(
+            evaluator.qrels.name,
+            name,
+            index.qids[:2],
+            sorted(info.qids)[:2],
+            complete=evaluator.options.complete,
         )
     if hash_input and os.fspath(source) != "-":
         try:

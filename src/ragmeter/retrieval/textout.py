@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ragmeter.retrieval.result import RetrievalResult
 
 __all__ = ["format_trec", "format_ultrarag"]
@@ -70,8 +72,12 @@ _ULTRARAG = {"map": "map", "recip_rank": "mrr"}
 _ULTRARAG_CUT = {"ndcg_cut": "ndcg", "P": "P", "recall": "recall"}
 
 
-def format_ultrarag(res: RetrievalResult) -> str:
-    """map, mrr, then ndcg@k, P@k, recall@k for each cutoff (UltraRAG's key order)."""
+def format_ultrarag(res: RetrievalResult, *, order: Sequence[str] | None = None) -> str:
+    """map, mrr, then ndcg@k, P@k, recall@k for each cutoff (UltraRAG's key order).
+
+    With ``order``, each mean is UltraRAG's ``sum(per-query values) / n`` over the queries in
+    that order (pytrec_eval returns them in the run's order of first appearance).
+    """
     import json
 
     from ragmeter.errors import UsageError
@@ -81,6 +87,12 @@ def format_ultrarag(res: RetrievalResult) -> str:
         for m in res.measures
         if m["canonical"] in res.aggregates
     }
+    if order is not None:
+        for name in values:
+            per_query = res.values(name)
+            if per_query:
+                ordered = [per_query[q] for q in order if q in per_query]
+                values[name] = sum(ordered) / len(ordered)
     out: dict[str, float] = {}
     cuts: dict[int, dict[str, float]] = {}
     for m in res.measures:

@@ -90,6 +90,9 @@ def _from_test(row: dict[str, Any], test: Any) -> dict[str, Any]:
         reason=test.reason,
         detail=test.to_dict(),
     )
+    if es.get("cohens_dz") is None and es.get("reason") and not row["reason"]:
+        # e.g. every sample gained the same amount (up to floating-point noise): no d_z
+        row["reason"] = f"no effect size: {es['reason']}"
     return row
 
 

@@ -98,5 +98,8 @@ def effect_fields(paired: Paired) -> dict[str, Any]:
             "cohens_dz": es.cohens_dz,
             "hedges_gz": es.hedges_gz,
             "cohens_d_av": es.cohens_d_av,
+            # why d_z is null: zero_variance also when the spread of d is floating-point noise
+            "degenerate": es.degenerate,
+            "reason": es.reason,
         }
     }

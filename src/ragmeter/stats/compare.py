@@ -32,6 +32,7 @@ from ragmeter.stats.paired import (
     Paired,
     _check_finite,
     _round,
+    check_magnitude,
 )
 from ragmeter.stats.result import TestResult, versions
 from ragmeter.stats.tables import fancy_grid_table, simple_table
@@ -628,6 +629,8 @@ def compare(
                 f"only {len(ids)} queries are scored by every system (a paired test needs 2)",
                 location=f"metric {m!r}",
             )
+        for k, s in enumerate(systems):
+            check_magnitude(x[:, k], ids, f"system {s!r}, metric {m!r}")
         for i, j in index_pairs:
             report = AlignmentReport(
                 missing,

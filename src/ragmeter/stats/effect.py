@@ -44,7 +44,8 @@ def effect_sizes(
     - Hedges' g_z = d_z·J with J = 1 − 3/(4(n − 1) − 1);
     - d_av = mean(d) / ((sd(a) + sd(b))/2) (Lakens 2013), comparable with a between-subject d.
 
-    With sd(d) = 0, d_z and g_z are ``None`` and ``degenerate`` is true.
+    With sd(d) = 0, or differences that are all equal up to floating-point noise
+    (:meth:`Paired.noise`), d_z and g_z are ``None`` and ``degenerate`` is true.
 
     >>> es = effect_sizes([62, 55, 71, 48, 80, 66, 59, 73, 50, 68],
     ...                   [58, 55, 65, 50, 72, 60, 59, 70, 45, 61])
@@ -59,10 +60,11 @@ def effect_sizes(
     mean_d = float(np.mean(d))
     sd_d = float(np.std(d, ddof=1))
     degenerate, reason = False, None
-    if sd_d == 0 or not math.isfinite(sd_d):
+    if sd_d == 0 or not math.isfinite(sd_d) or paired.constant_d():
+        # a spread within floating-point noise is no spread: d_z would be noise / noise
         dz = gz = None
         degenerate = True
-        reason = "all_differences_zero" if not np.any(d) else "zero_variance"
+        reason = "all_differences_zero" if paired.zero_d() else "zero_variance"
     else:
         dz = mean_d / sd_d
         denom = 4 * (n - 1) - 1

@@ -140,6 +140,32 @@ class Paired:
             self.decimals,
         )
 
+    def noise(self) -> float:
+        """The spread of d that is floating-point noise, not a difference between queries.
+
+        Half a step of the rounding grid (``0.5·10^-decimals``), and at least 64 ulps of the
+        largest score: a - b of values such as 0.3 − 0.19999999999999998 and 0.7 − 0.6 differ
+        in the last bits, and dividing by a standard deviation made of those bits gave effect
+        sizes of 10^15.
+        """
+        scale = max(
+            float(np.max(np.abs(self.a), initial=0.0)), float(np.max(np.abs(self.b), initial=0.0))
+        )
+        tol = 64 * float(np.finfo(np.float64).eps) * scale
+        if self.decimals is not None:
+            tol = max(tol, 0.5 * 10.0 ** (-self.decimals))
+        return tol
+
+    def constant_d(self) -> bool:
+        """True when every difference is the same value up to :meth:`noise` (sd(d) is 0)."""
+        if self.n == 0:
+            return True
+        return float(np.max(self.d) - np.min(self.d)) <= self.noise()
+
+    def zero_d(self) -> bool:
+        """True when every difference is 0 up to :meth:`noise`."""
+        return self.n == 0 or float(np.max(np.abs(self.d))) <= self.noise()
+
     def __repr__(self) -> str:
         return f"<Paired n={self.n} policy={self.alignment_report.policy!r}>"
 
@@ -184,6 +210,22 @@ def _check_finite(values: Mapping[str, float], side: str) -> dict[str, float]:
             )
         out[qid] = fv
     return out
+
+
+# beyond this, sums of scores and squares of differences can overflow a double (the tests'
+# statistics became NaN or infinite); no metric comes near it
+MAX_SCORE = 1e150
+
+
+def check_magnitude(arr: np.ndarray, ids: Sequence[str], where: str) -> None:
+    """Refuse scores so large that the tests' sums and squares would overflow (one line)."""
+    if arr.size and float(np.max(np.abs(arr))) > MAX_SCORE:
+        i = int(np.argmax(np.abs(arr)))
+        raise InputError(
+            f"score {float(arr[i])!r} is too large to compare (expected |score| ≤ 1e150; sums "
+            "and squared differences of larger scores overflow)",
+            location=f"{where}, sample {ids[i]!r}",
+        )
 
 
 def align(
@@ -253,6 +295,8 @@ def align(
         tuple(dropped),
         float(fill_value) if missing == "fill" and fill_value is not None else None,
     )
+    check_magnitude(av, ids, names[0])
+    check_magnitude(bv, ids, names[1])
     return Paired(tuple(ids), av, bv, _round(av - bv, decimals), report, decimals)
 
 
@@ -291,6 +335,8 @@ def align_positional(
     if len(set(names)) != len(names):
         raise InputError("ids are not unique (expected one id per position)")
     report = AlignmentReport("error", "position")
+    check_magnitude(av, names, "a")
+    check_magnitude(bv, names, "b")
     return Paired(tuple(names), av, bv, _round(av - bv, decimals), report, decimals)
 
 

@@ -200,7 +200,10 @@ class TestResult:
             mean_diff=None if self.mean_diff is None else -self.mean_diff,
             ci=self.ci.negated() if self.ci is not None else None,
             effect_size=(
-                {k: (None if v is None else -v) for k, v in self.effect_size.items()}
+                {
+                    k: -v if isinstance(v, float | int) and not isinstance(v, bool) else v
+                    for k, v in self.effect_size.items()
+                }
                 if self.effect_size is not None
                 else None
             ),

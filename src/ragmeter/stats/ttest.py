@@ -65,10 +65,11 @@ def ttest(
     sd = float(np.std(d, ddof=1))
     degenerate, reason = False, None
     interval: ConfidenceInterval | None = None
-    if sd == 0:
+    if sd == 0 or paired.constant_d():
+        # differences equal up to floating-point noise: t would be noise / noise
         degenerate = True
         statistic = None
-        if mean_d == 0:
+        if mean_d == 0 or paired.zero_d():
             reason, p = "all_differences_zero", 1.0
         else:
             reason = "zero_variance"
