@@ -50,6 +50,7 @@ class SystemResult:
         self.strict = strict
 
     def __getitem__(self, task: str) -> Result:
+        __tracebackhide__ = True
         try:
             return self.results[task]
         except KeyError:
@@ -159,6 +160,7 @@ class RunSet(Mapping[str, SystemResult]):
         return self.evaluation.baseline
 
     def __getitem__(self, system: str) -> SystemResult:
+        __tracebackhide__ = True
         try:
             return self.systems[system]
         except KeyError:
@@ -170,6 +172,7 @@ class RunSet(Mapping[str, SystemResult]):
 
     def system(self, name: str | None) -> SystemResult:
         """One system; ``None`` is allowed when the config has exactly one."""
+        __tracebackhide__ = True
         if name is None:
             if len(self.systems) == 1:
                 return next(iter(self.systems.values()))

@@ -1,0 +1,31 @@
+"""Text of the inner sessions' files, shared by the plugin's tests."""
+
+from __future__ import annotations
+
+import pytest
+
+SPY = """
+import json, os
+import pytest
+from ragmeter.runner import pipeline
+
+_original = pipeline.run_pipeline
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _spy_on_runner():
+    # counts evaluations in a file, so that xdist workers (other processes) add up
+    def spy(cfg, **kwargs):
+        with open(os.path.join(os.path.dirname(__file__), "evaluations.log"), "a") as fh:
+            fh.write(str(cfg.path) + "\\n")
+        return _original(cfg, **kwargs)
+
+    pipeline.run_pipeline = spy
+    yield
+    pipeline.run_pipeline = _original
+"""
+
+
+def evaluations(pytester: pytest.Pytester) -> list[str]:
+    log = pytester.path / "evaluations.log"
+    return log.read_text().splitlines() if log.exists() else []
