@@ -425,7 +425,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
             if str(name).lower() in required():
                 pytest.fail(f"{reason} (RAGMETER_REQUIRE={name})", pytrace=False)
-            pytest.skip(reason)
+            # reported at the test's own location, as skip markers are
+            raise pytest.skip.Exception(reason, _use_item_location=True)
 
 
 @pytest.hookimpl(wrapper=True)

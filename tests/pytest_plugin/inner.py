@@ -5,23 +5,24 @@ from __future__ import annotations
 import pytest
 
 SPY = """
-import json, os
-import pytest
+import os
 from ragmeter.runner import pipeline
 
 _original = pipeline.run_pipeline
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _spy_on_runner():
+def _spy(cfg, **kwargs):
     # counts evaluations in a file, so that xdist workers (other processes) add up
-    def spy(cfg, **kwargs):
-        with open(os.path.join(os.path.dirname(__file__), "evaluations.log"), "a") as fh:
-            fh.write(str(cfg.path) + "\\n")
-        return _original(cfg, **kwargs)
+    with open(os.path.join(os.path.dirname(__file__), "evaluations.log"), "a") as fh:
+        fh.write(str(cfg.path) + "\\n")
+    return _original(cfg, **kwargs)
 
-    pipeline.run_pipeline = spy
-    yield
+
+def pytest_configure(config):
+    pipeline.run_pipeline = _spy
+
+
+def pytest_unconfigure(config):
     pipeline.run_pipeline = _original
 """
 

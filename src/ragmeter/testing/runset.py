@@ -208,6 +208,37 @@ def load_config_checked(path: str | os.PathLike[str]) -> Any:
     return load_config(path)
 
 
+def _drop_left_out(data: dict[str, Any], kept: set[str]) -> None:
+    """Remove what refers to systems a narrowed evaluation leaves out (baseline, gate scopes)."""
+    compare = data.get("compare")
+    baseline = compare.get("baseline") if isinstance(compare, Mapping) else None
+    if baseline is not None and baseline not in kept:
+        data["compare"] = {k: v for k, v in compare.items() if k != "baseline"}  # type: ignore[union-attr]
+        baseline = None
+    gates = data.get("gates")
+    if not isinstance(gates, Mapping):
+        return
+    gates = dict(gates)
+    if gates.get("systems") is not None:
+        gates["systems"] = [s for s in gates["systems"] if s in kept]
+        if not gates["systems"]:
+            data.pop("gates")
+            return
+    rules = []
+    for rule in gates.get("rules") or []:
+        rule = dict(rule)
+        if rule.get("systems") is not None:
+            rule["systems"] = [s for s in rule["systems"] if s in kept]
+            if not rule["systems"]:
+                continue
+        body = rule.get("no_regression")
+        if isinstance(body, Mapping) and (body.get("baseline") or baseline) not in kept:
+            continue
+        rules.append(rule)
+    gates["rules"] = rules
+    data["gates"] = gates
+
+
 def _filtered(cfg: Any, systems: Sequence[str] | None, tasks: Sequence[str] | None) -> Any:
     """The config restricted to some systems and tasks (names checked against the config)."""
     from ragmeter.runner.config import load_config
@@ -221,6 +252,7 @@ def _filtered(cfg: Any, systems: Sequence[str] | None, tasks: Sequence[str] | No
                     f"{', '.join(cfg.system_names)})" + _did_you_mean(name, cfg.system_names)
                 )
         data["systems"] = [s for s in data["systems"] if s.get("name") in systems]
+        _drop_left_out(data, set(systems))
     if tasks is not None:
         for name in tasks:
             if name not in cfg.tasks:
