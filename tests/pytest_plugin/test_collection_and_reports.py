@@ -154,7 +154,7 @@ def test_config_collected_as_gate_tests(inner: pytest.Pytester) -> None:
     notes.write_text("title: notes\n")
     unclaimed = inner.runpytest(str(notes))
     assert unclaimed.ret == pytest.ExitCode.USAGE_ERROR
-    unclaimed.stderr.fnmatch_lines(["ERROR: found no collectors for *notes.yaml"])
+    unclaimed.stderr.fnmatch_lines(["ERROR: not found: *notes.yaml"])
 
 
 def test_collected_config_errors_are_one_line(inner: pytest.Pytester) -> None:
