@@ -151,8 +151,11 @@ def format_value(value: float | None, threshold: Threshold | None = None) -> str
     if threshold is None or threshold.op == "approx":
         return text
     truth = threshold.check(value)
+    bounds = {b for b in (threshold.low, threshold.high) if b is not None}
     for digits in range(4, 18):
         text = f"{value:.{digits}f}"
-        if threshold.check(float(text)) == truth:
+        shown = float(text)
+        # same verdict as the unrounded value, and never equal to a bound it is not equal to
+        if threshold.check(shown) == truth and (shown not in bounds or value in bounds):
             return text.rstrip("0") if digits > 4 else text
     return repr(value)
