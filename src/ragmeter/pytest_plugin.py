@@ -230,9 +230,7 @@ class RunFactory:
         if worker is not None:  # pytest-xdist: one evaluation for every worker of this run
             uid = hashlib.sha256(f"{worker.get('testrunuid')}:{key}".encode()).hexdigest()[:16]
             timeout = parse_duration(self.config.getini("ragmeter_lock_timeout"))
-            evaluation, _ = evaluate_once(
-                tmp.getbasetemp().parent, uid, compute, timeout=timeout
-            )
+            evaluation, _ = evaluate_once(tmp.getbasetemp().parent, uid, compute, timeout=timeout)
         else:
             evaluation = compute()
         runset = RunSet(
@@ -488,7 +486,9 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     state = config.stash.get(_STATE, None)
     if state is None or not state.used:
         return
-    mode = _option(config, "ragmeter_summary") or ("short" if config.get_verbosity() < 0 else "full")
+    mode = _option(config, "ragmeter_summary") or (
+        "short" if config.get_verbosity() < 0 else "full"
+    )
     if mode == "none":
         return
     from ragmeter.testing.report import summary_lines
@@ -502,4 +502,3 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     terminalreporter.write_sep("=", "ragmeter")
     for text, markup in lines:
         terminalreporter.write_line(text, **markup)
-

@@ -48,9 +48,9 @@ def warm_imports(tmp_path_factory: pytest.TempPathFactory) -> None:
     pytester restores ``sys.modules`` after each inner run, and numpy refuses to be imported a
     second time in one process; modules imported here survive every inner run.
     """
-    import ragmeter.pytest_plugin  # noqa: F401
-    import ragmeter.testing.collect  # noqa: F401
-    import ragmeter.testing.regression  # noqa: F401
+    import ragmeter.pytest_plugin
+    import ragmeter.testing.collect
+    import ragmeter.testing.regression
     import ragmeter.testing.report  # noqa: F401
     from ragmeter.runner.config import load_config
     from ragmeter.runner.pipeline import run_pipeline

@@ -78,7 +78,9 @@ def test_marker_selection_and_strict_markers(inner: pytest.Pytester) -> None:
     quick.assert_outcomes(passed=1, deselected=2)
     assert evaluations(inner) == []
     assert "= ragmeter =" not in quick.stdout.str()
-    only = inner.runpytest("--ragmeter-config", "ragmeter.yaml", "-m", "ragmeter", "--strict-markers")
+    only = inner.runpytest(
+        "--ragmeter-config", "ragmeter.yaml", "-m", "ragmeter", "--strict-markers"
+    )
     only.assert_outcomes(passed=1, skipped=1, deselected=1)  # no PostgreSQL store: skipped
     assert len(evaluations(inner)) == 1
 
@@ -110,7 +112,8 @@ def test_requires_skips_with_a_reason_and_require_fails(
             "SKIPPED [[]1[]] test_req.py:*: needs an LLM judge: *set RAGMETER_LLM_BASE_URL and "
             "RAGMETER_LLM_MODEL*",
             "SKIPPED * needs a PostgreSQL store (pass --ragmeter-store postgresql+psycopg://...)",
-            "SKIPPED * unknown requirement 'quantum' (expected one of llm, semantic, spacy, postgres)",
+            "SKIPPED * unknown requirement 'quantum' "
+            "(expected one of llm, semantic, spacy, postgres)",
         ]
     )
     monkeypatch.setenv("RAGMETER_REQUIRE", "llm")
@@ -176,7 +179,9 @@ def test_junit_properties_and_message(inner: pytest.Pytester) -> None:
                 "retrieval.nDCG@10": ">=0.42", "answers.f1": ">=0.9"})
         """
     )
-    result = inner.runpytest("--ragmeter-config", "ragmeter.yaml", "--junitxml=out.xml", "ragmeter.yaml", "test_j.py")
+    result = inner.runpytest(
+        "--ragmeter-config", "ragmeter.yaml", "--junitxml=out.xml", "ragmeter.yaml", "test_j.py"
+    )
     result.assert_outcomes(passed=2, failed=2, skipped=1)
     assert "record_property" not in result.stdout.str()
     assert "PytestWarning" not in result.stdout.str()
@@ -221,7 +226,9 @@ def test_json_summary(inner: pytest.Pytester) -> None:
             assert_metrics(ragmeter_run["hybrid-v1"], {"judge.faithfulness": ">=0.8"})
         """
     )
-    result = inner.runpytest("--ragmeter-config", "ragmeter.yaml", "--ragmeter-json", "out/checks.json")
+    result = inner.runpytest(
+        "--ragmeter-config", "ragmeter.yaml", "--ragmeter-json", "out/checks.json"
+    )
     result.assert_outcomes(skipped=1)
     doc = json.loads((inner.path / "out" / "checks.json").read_text())
     from ragmeter import __version__
@@ -229,7 +236,11 @@ def test_json_summary(inner: pytest.Pytester) -> None:
     assert doc["ragmeter"] == __version__
     (check,) = doc["checks"]
     assert check["nodeid"] == "test_js.py::test_judge"
-    assert (check["system"], check["metric"], check["value"]) == ("hybrid-v1", "judge.faithfulness", None)
+    assert (check["system"], check["metric"], check["value"]) == (
+        "hybrid-v1",
+        "judge.faithfulness",
+        None,
+    )
     assert (check["expected"], check["verdict"], check["n"]) == (">=0.8", "SKIP", 0)
     assert check["status_counts"] == {"needs_llm": 6}
     assert check["reason"].startswith("judge.faithfulness has no value (needs_llm: 6 of 6 samples;")

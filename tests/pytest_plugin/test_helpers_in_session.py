@@ -193,7 +193,8 @@ def test_stratum_ci_and_no_regression(inner: pytest.Pytester) -> None:
 
         @pytest.mark.ragmeter(system="bm25-v3")
         def test_stratum_fails(ragmeter_result):
-            assert_metrics(ragmeter_result, {"answers.em": ">=0.5"}, stratum={"custodian_type": "M"})
+            assert_metrics(ragmeter_result, {"answers.em": ">=0.5"},
+                           stratum={"custodian_type": "M"})
 
         def test_ci_lower_bound(ragmeter_run):
             # the value 0.7934 passes >=0.5, its 95% CI lower bound 0.4600 does not
@@ -304,10 +305,14 @@ def test_assert_gates_and_strict(inner: pytest.Pytester) -> None:
     skipped.stdout.fnmatch_lines(
         ["SKIPPED * ragmeter: judge.faithfulness has no value (task judge skipped: *"]
     )
-    strict = inner.runpytest("--ragmeter-config", "ragmeter.yaml", "--ragmeter-strict", "-k", "release")
+    strict = inner.runpytest(
+        "--ragmeter-config", "ragmeter.yaml", "--ragmeter-strict", "-k", "release"
+    )
     strict.assert_outcomes(failed=1)
     strict.stdout.fnmatch_lines(
-        ["E *ragmeter.testing.MetricAssertionError: 1 of 3 gate rules failed: hybrid-v1: "
-         "judge.faithfulness >= 0.8 (judge.faithfulness has no value (task judge skipped: *"
-         "(strict gates: SKIP counts as FAIL)))"]
+        [
+            "E *ragmeter.testing.MetricAssertionError: 1 of 3 gate rules failed: hybrid-v1: "
+            "judge.faithfulness >= 0.8 (judge.faithfulness has no value (task judge skipped: *"
+            "(strict gates: SKIP counts as FAIL)))"
+        ]
     )

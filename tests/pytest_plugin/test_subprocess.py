@@ -23,7 +23,9 @@ def test_floor(ragmeter_run):
 
 def test_autoload_and_disable(inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     inner.makepyfile(test_uses=USES)
-    loaded = inner.runpytest_subprocess("--ragmeter-config", "ragmeter.yaml", "-p", "no:cacheprovider")
+    loaded = inner.runpytest_subprocess(
+        "--ragmeter-config", "ragmeter.yaml", "-p", "no:cacheprovider"
+    )
     loaded.assert_outcomes(passed=1)
     loaded.stdout.fnmatch_lines(["*= ragmeter =*", "test_uses.py::test_floor *hybrid-v1*pass"])
     disabled = inner.runpytest_subprocess("-p", "no:ragmeter", "-p", "no:cacheprovider")
@@ -67,7 +69,14 @@ def note_worker():
         """,
     )
     result = inner.runpytest_subprocess(
-        "-n", "2", "--dist", "loadfile", "--ragmeter-config", "ragmeter.yaml", "-p", "no:cacheprovider"
+        "-n",
+        "2",
+        "--dist",
+        "loadfile",
+        "--ragmeter-config",
+        "ragmeter.yaml",
+        "-p",
+        "no:cacheprovider",
     )
     result.assert_outcomes(passed=2)
     workers = set((inner.path / "workers.log").read_text().split())

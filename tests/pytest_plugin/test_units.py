@@ -94,7 +94,7 @@ def test_helpers_outside_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
     assert str(usage.value).endswith(
         "assert_metrics: unknown answers metric 'f_1'; did you mean 'f1'?"
     )
-    with pytest.raises(UsageError, match="use='ci': answers.f1 of answers has no confidence"):
+    with pytest.raises(UsageError, match=r"use='ci': answers\.f1 of answers has no confidence"):
         assert_metrics(result, {"answers.f1": ">=0.4"}, use="ci")
 
 
@@ -128,8 +128,12 @@ def test_lock_stale_and_timeout(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     (tmp_path / "ragmeter-k3.lock").write_text(dead.stdout.strip())
     assert evaluate_once(tmp_path, "k3", lambda: 3, timeout=5) == (3, True)
     # a live holder (this process) makes the waiter time out, on an injected clock

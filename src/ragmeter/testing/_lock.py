@@ -34,7 +34,7 @@ def parse_duration(text: str) -> float:
     (21600.0, 90.0, 20.0)
     """
     text = str(text).strip().lower()
-    scale = {"h": 3600.0, "m": 60.0, "s": 1.0}.get(text[-1:], None)
+    scale = {"h": 3600.0, "m": 60.0, "s": 1.0}.get(text[-1:])
     number = text[:-1] if scale is not None else text
     try:
         value = float(number) * (scale or 1.0)

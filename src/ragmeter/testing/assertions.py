@@ -8,14 +8,14 @@ comparison code, so a test and ``ragmeter gate`` agree on every rule.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ragmeter import registry
 from ragmeter.errors import UsageError
 from ragmeter.result import Result
-from ragmeter.runner.gates import evaluate_rules, metric_value
+from ragmeter.runner.gates import metric_value
 from ragmeter.testing.checks import (
     FAIL,
     PASS,
@@ -28,7 +28,7 @@ from ragmeter.testing.checks import (
 from ragmeter.testing.runset import RunSet, SystemResult
 from ragmeter.testing.thresholds import format_value, parse_threshold
 
-__all__ = ["gates_outcome", "metrics_outcome", "no_regression_outcome"]
+__all__ = ["gates_outcome", "metrics_outcome"]
 
 _VERDICT = {"PASS": PASS, "FAIL": FAIL, "SKIP": SKIP}
 
@@ -46,9 +46,9 @@ def as_system(result: Any, system: str | None) -> SystemResult:
         return SystemResult(name, None, {result.task: result}, {result.task: result.aggregates}, {})
     if hasattr(result, "systems") and hasattr(result, "gates") and hasattr(result, "config"):
         saved = getattr(result, "saved", {}) or {}
-        return RunSet(result, results_dir=saved.get("results_dir"), store=saved.get("store")).system(
-            system
-        )
+        return RunSet(
+            result, results_dir=saved.get("results_dir"), store=saved.get("store")
+        ).system(system)
     raise UsageError(
         f"cannot check a {type(result).__name__} (expected a ragmeter Result, a system's result "
         "from ragmeter_run / ragmeter_result, or an evaluation)"
@@ -171,7 +171,9 @@ def metrics_outcome(
         if use == "ci":
             check["ci"] = [agg.ci_low, agg.ci_high]
         checks.append(check)
-    label = subject.name + (f" ({', '.join(f'{k}={v}' for k, v in stratum.items())})" if stratum else "")
+    label = subject.name + (
+        f" ({', '.join(f'{k}={v}' for k, v in stratum.items())})" if stratum else ""
+    )
     strict_now = _strict(strict, subject)
     return conclude(checks, label=label, strict=strict_now, results_dir=subject.results_dir)
 

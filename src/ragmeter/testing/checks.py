@@ -59,7 +59,7 @@ def missing_reason(metric: str, gate_reason: str, agg: Any = None, note: str | N
 
 def _table(rows: Sequence[Sequence[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
 
 
 def check_table(checks: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -102,7 +102,8 @@ class GateItem(pytest.Item):
             (
                 o
                 for o in gate_outcomes(runset, strict)
-                if o.system == self.system and o.rule == self.rule.text
+                if o.system == self.system
+                and o.rule == self.rule.text
                 and o.source == self.rule.source
             ),
             None,

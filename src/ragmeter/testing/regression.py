@@ -148,7 +148,7 @@ def no_regression_outcome(
         rows.append({**row, "baseline": base.name})
     correct(rows, settings)
     checks: list[dict[str, Any]] = []
-    for name, hit, row in zip(metrics, hits, rows):
+    for name, hit, row in zip(metrics, hits, rows, strict=True):
         rule = _rule(name, hit, base.name, alpha)
         comps = {} if row.get("skip") else {(hit.task, hit.canonical): row}
         (o,) = evaluate_rules(
@@ -208,7 +208,9 @@ def no_regression_outcome(
         )
 
     def table(all_checks: list[dict[str, Any]]) -> list[str]:
-        rows_out = [("metric", "mean", "baseline", "difference", "95% CI", "p", "p adj.", "verdict")]
+        rows_out = [
+            ("metric", "mean", "baseline", "difference", "95% CI", "p", "p adj.", "verdict")
+        ]
         for c in all_checks:
             lo, hi = c["ci"]
             rows_out.append(

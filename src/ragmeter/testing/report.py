@@ -60,9 +60,8 @@ def summary_lines(
     for c in checks:
         counts[str(c.get("verdict"))] = counts.get(str(c.get("verdict")), 0) + 1
     roots = sorted({str(Path(c["results_dir"]).parent) for c in checks if c.get("results_dir")})
-    tail = (
-        f"checks: {counts['pass']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped"
-        + (f" · results under {_rel(roots[0], cwd)}/" if len(roots) == 1 else "")
+    tail = f"checks: {counts['pass']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped" + (
+        f" · results under {_rel(roots[0], cwd)}/" if len(roots) == 1 else ""
     )
     out: list[tuple[str, dict[str, bool]]] = []
     shown = checks if mode == "full" else [c for c in checks if c.get("verdict") == "FAIL"]
@@ -87,7 +86,7 @@ def summary_lines(
         ]
         widths = [max(len(r[i]) for r in rows) for i in range(len(_COLUMNS))]
         for i, row in enumerate(rows):
-            text = "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip()
+            text = "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip()
             verdict = row[-1]
             markup = {}
             if i and verdict == "FAIL":
@@ -123,7 +122,11 @@ def write_json(path: Path, checks: Sequence[Mapping[str, Any]]) -> None:
                     "results_dir": c.get("results_dir"),
                 },
             )
-    doc = {"ragmeter": __version__, "checks": [_clean(c) for c in checks], "runs": list(runs.values())}
+    doc = {
+        "ragmeter": __version__,
+        "checks": [_clean(c) for c in checks],
+        "runs": list(runs.values()),
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
