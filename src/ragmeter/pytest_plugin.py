@@ -184,8 +184,7 @@ class RunFactory:
         state = _state(self.config)
         key = str(path)
         if key not in state.configs:
-            shown = os.path.relpath(path) if not os.path.isabs(str(path)) else str(path)
-            state.configs[key] = load_config_checked(_shorter(path, shown))
+            state.configs[key] = load_config_checked(_shorter(path))
         return state.configs[key]
 
     def get(
@@ -243,7 +242,8 @@ class RunFactory:
         return runset
 
 
-def _shorter(path: Path, shown: str) -> str:
+def _shorter(path: Path) -> str:
+    """The path as messages show it: relative to the working directory when shorter."""
     try:
         rel = os.path.relpath(path)
     except ValueError:
@@ -254,7 +254,11 @@ def _shorter(path: Path, shown: str) -> str:
 def _tmp_factory(config: pytest.Config) -> pytest.TempPathFactory:
     # the tmp_path plugin's factory: the same base temp dir as tmp_path_factory, also for
     # collected config items, which cannot request fixtures
-    return config._tmp_path_factory  # type: ignore[attr-defined]
+    factory = getattr(config, "_tmp_path_factory", None)
+    if factory is None:  # -p no:tmpdir
+        factory = pytest.TempPathFactory.from_config(config, _ispytest=True)
+        config._tmp_path_factory = factory  # type: ignore[attr-defined]
+    return factory
 
 
 def _factory(config: pytest.Config) -> RunFactory:
@@ -429,11 +433,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    _CURRENT.append(item)
+    stack = _CURRENT
+    stack.append(item)
     try:
         return (yield)
     finally:
-        _CURRENT.pop()
+        stack.pop()
 
 
 @pytest.hookimpl(wrapper=True)

@@ -286,3 +286,35 @@ def test_evaluated_once_per_session(inner: pytest.Pytester) -> None:
     result = inner.runpytest("--ragmeter-config", "ragmeter.yaml", "ragmeter.yaml", "test_a.py")
     result.assert_outcomes(passed=4, failed=1, skipped=1)
     assert evaluations(inner) == ["ragmeter.yaml"]
+
+
+def test_block_network_ini(inner: pytest.Pytester) -> None:
+    inner.makeini("[pytest]\nragmeter_block_network = true\n")
+    inner.makepyfile(
+        test_net="""
+        import socket
+
+        def test_outside():
+            with socket.socket() as s:
+                s.connect(("192.0.2.7", 443))
+
+        def test_loopback():
+            server = socket.socket()
+            server.bind(("127.0.0.1", 0))
+            server.listen(1)
+            with socket.socket() as s:
+                s.connect(server.getsockname())
+            server.close()
+        """
+    )
+    result = inner.runpytest()
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E *OSError: ragmeter_block_network: connection to ('192.0.2.7', 443) blocked in "
+            "test_net.py::test_outside (the session allows loopback only)"
+        ]
+    )
+    import socket
+
+    assert socket.socket.connect.__qualname__ == "socket.connect"  # restored after the session
