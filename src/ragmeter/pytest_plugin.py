@@ -43,6 +43,7 @@ class _State:
 
     def __init__(self) -> None:
         self.runs: dict[str, Any] = {}  # key -> RunSet, for this process
+        self.failed: dict[str, BaseException] = {}  # key -> why it could not be evaluated
         self.configs: dict[str, Any] = {}  # resolved path -> loaded config (collection)
         self.checks: list[dict[str, Any]] = []  # every check reported to this process
         self.used = False
@@ -194,9 +195,6 @@ class RunFactory:
         systems: Sequence[str] | None = None,
         tasks: Sequence[str] | None = None,
     ) -> Any:
-        from ragmeter.testing._lock import evaluate_once, parse_duration
-        from ragmeter.testing.runset import RunSet, evaluate_config
-
         state = _state(self.config)
         state.used = True
         path = _resolve(self.config, config_path)
@@ -205,6 +203,21 @@ class RunFactory:
         key = hashlib.sha256(json.dumps(args).encode()).hexdigest()[:16]
         if key in state.runs:
             return state.runs[key]
+        if key in state.failed:  # every test that asks gets the error, evaluated once
+            raise state.failed[key]
+        try:
+            state.runs[key] = self._evaluate(cfg, key, systems, tasks)
+        except Exception as exc:
+            state.failed[key] = exc
+            raise
+        return state.runs[key]
+
+    def _evaluate(
+        self, cfg: Any, key: str, systems: Sequence[str] | None, tasks: Sequence[str] | None
+    ) -> Any:
+        from ragmeter.testing._lock import evaluate_once, parse_duration
+        from ragmeter.testing.runset import RunSet, evaluate_config
+
         tmp = _tmp_factory(self.config)
         root = tmp.getbasetemp() / "ragmeter"
         store_opt = _option(self.config, "ragmeter_store")
@@ -232,14 +245,9 @@ class RunFactory:
             evaluation, _ = evaluate_once(tmp.getbasetemp().parent, uid, compute, timeout=timeout)
         else:
             evaluation = compute()
-        runset = RunSet(
-            evaluation,
-            results_dir=(evaluation.saved or {}).get("results_dir"),
-            store=store,
+        return RunSet(
+            evaluation, results_dir=(evaluation.saved or {}).get("results_dir"), store=store
         )
-        runset.store_label = store_opt or "temporary"
-        state.runs[key] = runset
-        return runset
 
 
 def _shorter(path: Path) -> str:

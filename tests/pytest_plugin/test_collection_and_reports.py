@@ -83,6 +83,8 @@ def test_marker_selection_and_strict_markers(inner: pytest.Pytester) -> None:
     )
     only.assert_outcomes(passed=1, skipped=1, deselected=1)  # no PostgreSQL store: skipped
     assert len(evaluations(inner)) == 1
+    none = inner.runpytest("-m", "ragmeter", "-k", "plain")
+    assert none.ret == pytest.ExitCode.NO_TESTS_COLLECTED
 
 
 def test_requires_skips_with_a_reason_and_require_fails(
@@ -318,3 +320,37 @@ def test_block_network_ini(inner: pytest.Pytester) -> None:
     import socket
 
     assert socket.socket.connect.__qualname__ == "socket.connect"  # restored after the session
+
+
+def test_persistent_store_reuse_and_stored_baseline(inner: pytest.Pytester) -> None:
+    inner.makepyfile(
+        test_store="""
+        import os
+        from ragmeter.testing import assert_no_regression
+
+        def test_keep(ragmeter_run):
+            with open("runs.txt", "a") as fh:
+                fh.write(ragmeter_run.run_ids["bm25-v3"] + "\\n")
+            reused = {t.reused for t in ragmeter_run.evaluation.systems["bm25-v3"].tasks.values()
+                      if t.status == "ok"}
+            with open("reused.txt", "a") as fh:
+                fh.write(str(sorted(reused)) + "\\n")
+
+        def test_against_stored_run(ragmeter_run):
+            first = open("runs.txt").read().split()[0]
+            assert_no_regression(ragmeter_run["hybrid-v1"], "run:" + first,
+                                 ["retrieval.nDCG@10", "answers.f1"], n_resamples=999)
+
+        def test_unknown_stored_run(ragmeter_run):
+            assert_no_regression(ragmeter_run["hybrid-v1"], "run:nope", ["answers.f1"])
+        """
+    )
+    args = ["--ragmeter-config", "ragmeter.yaml", "--ragmeter-store", "sqlite:///history.db"]
+    first = inner.runpytest(*args)
+    first.assert_outcomes(passed=2, failed=1)
+    first.stdout.fnmatch_lines(["E *UsageError: *baseline 'run:nope': *"])
+    second = inner.runpytest(*args, "-k", "keep")
+    second.assert_outcomes(passed=1)
+    # the second session re-used every task result of the first (the runner's input hash)
+    assert (inner.path / "reused.txt").read_text().splitlines() == ["[False]", "[True]"]
+    assert (inner.path / "history.db").exists()
