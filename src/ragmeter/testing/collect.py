@@ -45,7 +45,7 @@ class ConfigFile(pytest.File):
     """A ragmeter config named on the command line or matching ``ragmeter_config_files``."""
 
     def _load(self) -> Any:
-        from ragmeter.pytest_plugin import RunFactory
+        from ragmeter.testing.session import RunFactory
 
         return RunFactory(self.config).load(self.path)
 
@@ -92,9 +92,10 @@ class GateItem(pytest.Item):
     def runtest(self) -> None:
         __tracebackhide__ = True
         from ragmeter import testing
-        from ragmeter.pytest_plugin import RunFactory, strict_enabled
+        from ragmeter.pytest_plugin import strict_enabled
         from ragmeter.testing.assertions import gate_check, gate_outcomes
         from ragmeter.testing.checks import conclude
+        from ragmeter.testing.session import RunFactory
 
         runset = RunFactory(self.config).get(self.path)
         strict = strict_enabled(self.config) or runset.strict
