@@ -69,7 +69,7 @@ def test_outcomes_first_line_and_summary(inner: pytest.Pytester) -> None:
             "test*system*metric*value*expected*verdict",
             "test_eval.py::test_floor *hybrid-v1*answers.f1*0.8333*>=0.9*FAIL",
             "test_eval.py::test_judge *hybrid-v1*judge.faithfulness*-*>=0.8*SKIP (needs_llm)",
-            "checks: 6 passed, 2 failed, 2 skipped · results under *ragmeter/",
+            "checks: 6 passed, 2 failed, 2 skipped · judge spend $0.00 · results under *ragmeter/",
         ]
     )
     # the skip reason says why, with the statuses and the hint of the judge task

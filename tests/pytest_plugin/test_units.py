@@ -175,3 +175,24 @@ def test_network_guard_blocks_non_loopback(pytester: pytest.Pytester) -> None:
         restore()
         server.close()
     assert socket.socket.connect.__name__ == "connect"
+
+
+def test_judge_spend_in_the_summary_line() -> None:
+    from ragmeter.testing.report import summary_lines
+
+    def tail(*spends: tuple[str, float | None]) -> str:
+        checks = [
+            {"verdict": "pass", "evaluation_id": e, "judge_usd": usd, "system": "s", "metric": "m"}
+            for e, usd in spends
+        ]
+        return summary_lines(checks, mode="short", store="temporary", cwd="/")[-1][0]
+
+    assert tail(("e1", 0.125), ("e1", 0.125), ("e2", 0.5)) == (
+        "checks: 3 passed, 0 failed, 0 skipped · judge spend $0.62"
+    )
+    assert tail(("e1", 0.0), ("e2", None)) == (
+        "checks: 2 passed, 0 failed, 0 skipped · judge spend unknown (a call of unknown price)"
+    )
+    assert summary_lines([], mode="full", store="temporary", cwd="/")[-1][0] == (
+        "checks: 0 passed, 0 failed, 0 skipped"
+    )

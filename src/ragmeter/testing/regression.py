@@ -187,6 +187,7 @@ def no_regression_outcome(
                 "test": row.get("test", test),
                 "seed": seed,
                 "run_id": cur.run_id,
+                **(cur.runset.check_fields() if cur.runset is not None else {}),
                 "config": cur.runset.config_path if cur.runset else None,
                 "results_dir": cur.results_dir,
                 "requirement": REQUIREMENT.get(hit.task),

@@ -52,6 +52,16 @@ def _rel(path: str, cwd: str) -> str:
     return rel if len(rel) < len(path) and not rel.startswith("..") else path
 
 
+def _spend(checks: Sequence[Mapping[str, Any]]) -> str:
+    """`` · judge spend $0.42`` over the session's evaluations (unknown prices say so)."""
+    spends = {c["evaluation_id"]: c.get("judge_usd") for c in checks if c.get("evaluation_id")}
+    if not spends:
+        return ""
+    if any(v is None for v in spends.values()):
+        return " · judge spend unknown (a call of unknown price)"
+    return f" · judge spend ${sum(spends.values()):.2f}"
+
+
 def summary_lines(
     checks: Sequence[Mapping[str, Any]], *, mode: str, store: str, cwd: str
 ) -> list[tuple[str, dict[str, bool]]]:
@@ -60,9 +70,9 @@ def summary_lines(
     for c in checks:
         counts[str(c.get("verdict"))] = counts.get(str(c.get("verdict")), 0) + 1
     roots = sorted({str(Path(c["results_dir"]).parent) for c in checks if c.get("results_dir")})
-    tail = f"checks: {counts['pass']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped" + (
-        f" · results under {_rel(roots[0], cwd)}/" if len(roots) == 1 else ""
-    )
+    verdicts = f"checks: {counts['pass']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped"
+    where = f" · results under {_rel(roots[0], cwd)}/" if len(roots) == 1 else ""
+    tail = verdicts + _spend(checks) + where
     out: list[tuple[str, dict[str, bool]]] = []
     shown = checks if mode == "full" else [c for c in checks if c.get("verdict") == "FAIL"]
     if mode == "full":

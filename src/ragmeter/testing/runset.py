@@ -148,6 +148,28 @@ class RunSet(Mapping[str, SystemResult]):
         return trun.reason if trun is not None else None
 
     @property
+    def evaluation_id(self) -> str:
+        return str(self.evaluation.evaluation_id)
+
+    @property
+    def judge_spend(self) -> float | None:
+        """US dollars the judge spent in this evaluation (None: a call of unknown price)."""
+        total = 0.0
+        for run in self.evaluation.systems.values():
+            for trun in run.tasks.values():
+                cost = (trun.result.metadata.get("cost") if trun.result is not None else None) or {}
+                if not cost.get("calls_sent"):
+                    continue
+                if cost.get("usd") is None:
+                    return None
+                total += float(cost["usd"])
+        return total
+
+    def check_fields(self) -> dict[str, Any]:
+        """What every check of this evaluation carries to the session summary."""
+        return {"evaluation_id": self.evaluation_id, "judge_usd": self.judge_spend}
+
+    @property
     def comparisons(self) -> list[dict[str, Any]]:
         return self.evaluation.comparisons
 
