@@ -316,3 +316,34 @@ def test_assert_gates_and_strict(inner: pytest.Pytester) -> None:
             "(strict gates: SKIP counts as FAIL)))"
         ]
     )
+
+
+def test_no_regression_against_a_results_folder(inner: pytest.Pytester) -> None:
+    inner.makepyfile(
+        test_folder="""
+        from pathlib import Path
+        from ragmeter.testing import assert_no_regression
+
+        def test_same_evaluation(ragmeter_run):
+            # the saved folder of this very evaluation: hybrid-v1 against itself, difference 0
+            assert_no_regression(ragmeter_run["hybrid-v1"], Path(ragmeter_run.results_dir),
+                                 ["retrieval.nDCG@10", "answers.f1"], n_resamples=999)
+
+        def test_not_a_folder(ragmeter_run, tmp_path):
+            assert_no_regression(ragmeter_run["hybrid-v1"], str(tmp_path), ["answers.f1"])
+        """
+    )
+    result = inner.runpytest("--ragmeter-config", "ragmeter.yaml", "--ragmeter-json", "c.json")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["E *UsageError: *: assert_no_regression: *: not a results folder (expected summary.json*"]
+    )
+    import json
+
+    checks = json.loads((inner.path / "c.json").read_text())["checks"]
+    assert [(c["metric"], c["value"], c["n"], c["verdict"]) for c in checks] == [
+        ("retrieval.nDCG@10", 0.0, 6, "pass"),
+        ("answers.f1", 0.0, 6, "pass"),
+    ]
+    assert checks[0]["expected"].startswith("no regression vs ")
+    assert checks[0]["expected"].endswith("-hybrid-v1")

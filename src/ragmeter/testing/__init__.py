@@ -132,8 +132,8 @@ def assert_no_regression(
     values, ``correction`` over ``metrics``, worse in the metric's direction and corrected
     p <= ``alpha``).
 
-    ``baseline`` is a result, a system name of the same config, or ``"run:<id>"`` of a stored
-    run. ``missing="error"`` refuses samples scored by only one run; ``"intersect"`` tests the
+    ``baseline`` is a result, a system name of the same config, ``"run:<id>"`` of a stored
+    run, or a results folder (``results/<evaluation-id>/``). ``missing="error"`` refuses samples scored by only one run; ``"intersect"`` tests the
     samples both scored.
     """
     __tracebackhide__ = True

@@ -8,7 +8,9 @@ the listed metrics, is at most ``alpha``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import UsageError
@@ -26,11 +28,18 @@ _VERDICT = {"PASS": PASS, "FAIL": FAIL, "SKIP": SKIP}
 def _baseline(current: SystemResult, baseline: Any) -> SystemResult:
     if isinstance(baseline, str) and baseline.startswith("run:"):
         return _stored(current, baseline[4:])
+    if isinstance(baseline, os.PathLike) or (
+        isinstance(baseline, str)
+        and (current.runset is None or baseline not in current.runset.systems)
+        and os.path.isdir(baseline)
+    ):
+        return _from_folder(current, Path(baseline))
     if isinstance(baseline, str):
         if current.runset is None:
             raise UsageError(
                 f"baseline {baseline!r} names a system, but {current.name}'s result does not "
-                "come from an evaluated config (pass the baseline's result instead)"
+                "come from an evaluated config (pass the baseline's result, a results folder or "
+                "'run:<id>')"
             )
         return current.runset.system(baseline)
     if isinstance(baseline, (SystemResult, Result)):
@@ -63,6 +72,58 @@ def _stored(current: SystemResult, run_id: str) -> SystemResult:
         return SystemResult(run_id, run_id, results, aggs, _reasons(store, run_id))
     finally:
         store.close()
+
+
+def _from_folder(current: SystemResult, folder: Path) -> SystemResult:
+    """A system of a saved evaluation (``results/<evaluation-id>/``, as ``ragmeter run`` and the
+    plugin write it): the system with the current one's name, or the folder's only system."""
+    import json
+
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from ragmeter.result import Aggregate
+
+    summary_path, samples_path = folder / "summary.json", folder / "samples.parquet"
+    if not summary_path.is_file() or not samples_path.is_file():
+        raise UsageError(
+            f"{folder}: not a results folder (expected summary.json and samples.parquet, as "
+            "ragmeter run writes them under results/<evaluation-id>/)"
+        )
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    systems = {s["name"]: s for s in summary.get("systems", [])}
+    if current.name in systems:
+        name = current.name
+    elif len(systems) == 1:
+        name = next(iter(systems))
+    else:
+        raise UsageError(
+            f"{folder}: no system named {current.name!r} (expected one of {', '.join(systems)}; "
+            "pass that system's result instead)"
+        )
+    table = pq.read_table(samples_path)
+    table = table.filter(pc.equal(table["system"], name))
+    results: dict[str, Result] = {}
+    aggregates: dict[str, dict[str, Any]] = {}
+    reasons: dict[str, str] = {}
+    for task, block in summary.get("tasks", {}).items():
+        entry = block.get("systems", {}).get(name)
+        if entry is None:
+            continue
+        if entry.get("aggregates") is None:
+            reasons[task] = f"task {task} skipped: {entry.get('reason') or 'no result'}"
+            continue
+        aggs = {m: Aggregate(**d) for m, d in entry["aggregates"].items()}
+        rows = table.filter(pc.equal(table["task"], task))
+        results[task] = Result(
+            task, rows.select(["id", "metric", "value", "status", "detail"]), aggs
+        )
+        if entry.get("status") == "ok":
+            aggregates[task] = aggs
+        else:
+            reasons[task] = f"task {task} skipped: {entry.get('reason') or 'no result'}"
+    run_id = str(systems[name].get("run_id") or f"{folder.name}-{name}")
+    return SystemResult(run_id, run_id, results, aggregates, reasons, results_dir=str(folder))
 
 
 def _rule(name: str, hit: Any, baseline: str, alpha: float) -> Any:
