@@ -133,8 +133,8 @@ def assert_no_regression(
     p <= ``alpha``).
 
     ``baseline`` is a result, a system name of the same config, ``"run:<id>"`` of a stored
-    run, or a results folder (``results/<evaluation-id>/``). ``missing="error"`` refuses samples scored by only one run; ``"intersect"`` tests the
-    samples both scored.
+    run, or a results folder (``results/<evaluation-id>/``). ``missing="error"`` refuses
+    samples scored by only one run; ``"intersect"`` tests the samples both scored.
     """
     __tracebackhide__ = True
     from ragmeter.testing.regression import no_regression_outcome

@@ -305,6 +305,13 @@ def evaluate_config(
 
     if systems is not None or tasks is not None:
         cfg = _filtered(cfg, systems, tasks)
-    evaluation = pipeline.run_pipeline(cfg, cache_dir=cache_dir, progress=None)
+    import inspect
+
+    options: dict[str, Any] = {"cache_dir": cache_dir, "progress": None}
+    if "results_dir" in inspect.signature(pipeline.run_pipeline).parameters:
+        # the runner writes what live systems (call:) answered under results_dir: keep it in
+        # the session's temp directory, beside the results, not in the project
+        options["results_dir"] = results_root
+    evaluation = pipeline.run_pipeline(cfg, **options)
     evaluation.save(store, results_dir=results_root, write_store=store is not None)
     return evaluation
