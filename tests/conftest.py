@@ -11,6 +11,10 @@ from hypothesis import HealthCheck, settings
 from tests.helpers import require_system
 from tests.postgres import PgCluster, pg_bindir
 
+# pytester runs inner pytest sessions for the pytest plugin's tests (tests/pytest_plugin/); it
+# must be declared in this top-level conftest, not in a sub-directory's.
+pytest_plugins = ["pytester"]
+
 # Shared CI machines are noisy: hypothesis must never fail a test for being slow.
 settings.register_profile(
     "ragmeter", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True

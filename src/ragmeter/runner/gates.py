@@ -26,6 +26,7 @@ __all__ = [
     "GateOutcome",
     "GateReport",
     "evaluate_rules",
+    "metric_value",
     "parse_rule",
 ]
 
@@ -121,6 +122,31 @@ def _worse(direction: str, diff: float) -> bool:
     return diff > 0 if direction == "lower" else diff < 0
 
 
+def metric_value(
+    rule: Any,
+    aggregates: Mapping[str, Mapping[str, Aggregate]],
+    task_reasons: Mapping[str, str],
+) -> tuple[Aggregate | None, str | None]:
+    """The aggregate a rule reads, or why it has none (the reason of a SKIP).
+
+    ``rule`` needs ``task``, ``canonical`` (``None``: the engine is not in this build) and
+    ``metric`` (the name as written). Returns ``(aggregate, None)`` when there is a value, else
+    ``(aggregate or None, reason)``. ``ragmeter.testing`` applies the same rule, so a pytest
+    check and ``ragmeter gate`` never disagree about a missing value.
+    """
+    if rule.canonical is None:
+        return None, f"the {rule.task} engine is not part of this build of ragmeter"
+    if rule.task not in aggregates:
+        return None, task_reasons.get(rule.task, f"task {rule.task} was not evaluated")
+    agg = aggregates[rule.task].get(rule.canonical)
+    if agg is None:
+        return None, f"{rule.metric} was not computed"
+    if agg.value is None:
+        why = task_reasons.get(rule.task) or agg.reason or "undefined"
+        return agg, f"{rule.metric} has no value ({why})"
+    return agg, None
+
+
 def evaluate_rules(
     rules: Sequence[Any],
     *,
@@ -163,22 +189,15 @@ def evaluate_rules(
                 reason=reason + (" (strict gates: SKIP counts as FAIL)" if strict else ""),
             )
 
-        if rule.canonical is None:
-            out.append(skip(f"the {rule.task} engine is not part of this build of ragmeter"))
-            continue
-        if rule.task not in aggregates:
-            out.append(skip(task_reasons.get(rule.task, f"task {rule.task} was not evaluated")))
+        if rule.canonical is None or rule.task not in aggregates:
+            out.append(skip(str(metric_value(rule, aggregates, task_reasons)[1])))
             continue
         if rule.kind in ("min", "max"):
-            agg = aggregates[rule.task].get(rule.canonical)
-            if agg is None:
-                out.append(skip(f"{rule.metric} was not computed"))
+            agg, missing = metric_value(rule, aggregates, task_reasons)
+            if missing is not None or agg is None:
+                out.append(skip(str(missing)))
                 continue
-            if agg.value is None:
-                why = task_reasons.get(rule.task) or agg.reason or "undefined"
-                out.append(skip(f"{rule.metric} has no value ({why})"))
-                continue
-            value = float(agg.value)
+            value = float(agg.value)  # type: ignore[arg-type]
             ok = value >= rule.threshold if rule.kind == "min" else value <= rule.threshold
             rel = ">=" if rule.kind == "min" else "<="
             out.append(
