@@ -1,0 +1,107 @@
+"""Tasks of live systems in the runner: which tasks a live system has, and evaluating a task
+when some of its units' calls failed (those units become ``system_error`` rows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ragmeter.datasets.views import Unit
+from ragmeter.runner.outputs import OutputFile
+from ragmeter.runner.strata import stratify
+from ragmeter.runner.tasks import TaskContext
+from ragmeter.store.records import SampleRecord
+from ragmeter.systems.protocol import task_method
+from ragmeter.systems.runner import add_system_errors
+from ragmeter.systems.session import SystemCalls
+
+__all__ = ["failed_units", "has_task", "with_system_errors"]
+
+
+def has_task(task: str, adapter: Any, system: Any, outputs: Mapping[str, Any], calls: Any) -> bool:
+    """Whether a system is evaluated on ``task``: output files from the config for it, or a
+    live method that serves it (even when every call failed)."""
+    files = {k for k, v in system.outputs.model_dump().items() if v is not None}
+    if any(k in files for k in adapter.outputs):
+        return adapter.has_outputs(outputs)
+    if calls is None:
+        return False
+    method = task_method(task)
+    return method is not None and (method in calls.results or bool(calls.errors.get(method)))
+
+
+def failed_units(
+    task: str,
+    units: Sequence[Unit],
+    calls: SystemCalls | None,
+    files: set[str],
+    kinds: Sequence[str],
+) -> dict[str, str] | None:
+    """Unit id → reason for the units of ``task`` whose call failed (``None``: none failed, or
+    the task reads a file the config named)."""
+    if calls is None or any(k in files for k in kinds):
+        return None
+    errors = calls.errors_for_task(task)
+    failed = {u.id: errors[u.id] for u in units if u.id in errors}
+    return failed or None
+
+
+def with_system_errors(
+    adapter: Any,
+    ctx: TaskContext,
+    outputs: Mapping[str, OutputFile],
+    failed: Mapping[str, str],
+    factors: Sequence[str],
+    ci_settings: Any,
+    canonical: Sequence[str],
+) -> tuple[Any, list[SampleRecord]]:
+    """The task's Result over the units whose calls succeeded, plus a ``system_error`` row per
+    failed unit and metric; and the sample records. Never cached: a re-run retries the calls."""
+    from ragmeter.runner.pipeline import _own_stats, add_cis
+
+    ok = [u for u in ctx.units if u.id not in failed]
+    result = None
+    records: list[SampleRecord] = []
+    if ok and all(k in outputs for k in adapter.outputs if k in ("run", "answers", "entities")):
+        sub = TaskContext(
+            ctx.task,
+            ctx.gold.subset({u.sample.id for u in ok}),
+            ok,
+            ctx.options,
+            ctx.metrics,
+            ctx.system,
+            judge=ctx.judge,
+            base_dir=ctx.base_dir,
+            progress=ctx.progress,
+        )
+        result = adapter.evaluate(sub, outputs)
+        add_cis(result, ci_settings, canonical)
+        if factors:
+            result.strata = {
+                **result.strata,
+                **stratify(
+                    result,
+                    ok,
+                    list(factors),
+                    unit_of=adapter.unit_of,
+                    corpus_stats=lambda m, a=adapter, r=result: _own_stats(a, m, r),
+                    evaluate_subset=lambda us, a=adapter, c=sub, o=outputs: a.evaluate_subset(
+                        c, o, us
+                    ),
+                    wanted=list(canonical),
+                ),
+            }
+        records = adapter.records(sub, outputs)
+    ctx.progress(len(failed))
+    by_id = {u.id: u for u in ctx.units}
+    records.extend(
+        SampleRecord(
+            uid,
+            by_id[uid].sample.id,
+            dict(by_id[uid].sample.strata),
+            {"input": {}, "gold": {}, "system_error": reason},
+        )
+        for uid, reason in sorted(failed.items())
+    )
+    return add_system_errors(result, ctx.task, failed, canonical), records
