@@ -321,10 +321,13 @@ def run_pipeline(
                 f"(expected one of {', '.join(live) or 'the systems with call:'})"
             )
     calls: dict[str, SystemCalls] = {}
+    corpus = read_corpus(_shown(cfg.resolve_path(ds.corpus))) if live and ds.corpus else None
+    progress = progress or _NullProgress()
+    bars = contextlib.ExitStack()  # one live display for the calls and the tasks
+    bars.enter_context(progress.running())
     if live:
-        corpus = read_corpus(_shown(cfg.resolve_path(ds.corpus))) if ds.corpus else None
         out_root = Path(results_dir) / evaluation_id / "outputs"
-        with (progress or _NullProgress()).running():
+        try:
             calls, written = call_live_systems(
                 cfg,
                 live,
@@ -336,6 +339,9 @@ def run_pipeline(
                 progress=progress,
                 corpus=corpus,
             )
+        except BaseException:
+            bars.close()
+            raise
         for name, kinds in written.items():
             for kind, path in kinds.items():
                 if kind not in files[name]:  # files named in the config take precedence
@@ -356,7 +362,6 @@ def run_pipeline(
     cache = TaskCache(cache_dir)
     ci_settings = aggregate_ci_settings(cfg)
     factors = list(cfg.model.stratify_by)
-    progress = progress or _NullProgress()
     gold_key = {
         "sha256": gold_all.sha256,
         "format": gold_all.format,
@@ -364,7 +369,7 @@ def run_pipeline(
         "manifest": manifest_hash,
         "offsets": ds.on_offset_mismatch,
     }
-    with progress.running():
+    with bars:
         for task, options in cfg.tasks.items():
             adapter = get_adapter(task)
             metrics = cfg.metrics.get(task, [])
