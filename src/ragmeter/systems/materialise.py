@@ -40,7 +40,10 @@ def _write_answers(path: Path, calls: SystemCalls) -> bool:
         return False
     inputs = calls.inputs.get("answer", {})
     with atomic_write(path) as fh:
-        for qid, value in answers.items():
+        for qid in inputs:  # gold order, whatever order the calls finished in
+            if qid not in answers:
+                continue
+            value = answers[qid]
             given = inputs.get(qid, {}).get("contexts", [])
             record: dict[str, Any] = {"id": qid, "answer": value.get("answer")}
             if value.get("citations") is not None:
