@@ -6,8 +6,6 @@ import json
 import sqlite3
 from pathlib import Path
 
-import pytest
-
 import ragmeter
 from ragmeter import status as st
 from tests.helpers import invoke

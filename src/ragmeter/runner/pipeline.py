@@ -313,6 +313,8 @@ def run_pipeline(
     runnable = [t for t in cfg.tasks if t not in cfg.unavailable]
     needed = {kind for t in runnable for kind in get_adapter(t).outputs}
     files = _read_outputs(cfg, gold_all, needed)
+    has_live = bool(systems) or any(s.call is not None for s in cfg.systems)
+    corpus = read_corpus(_shown(cfg.resolve_path(ds.corpus))) if has_live and ds.corpus else None
     live = load_systems(cfg, runnable, systems)
     for name in refresh_systems:
         if name not in live:
@@ -321,7 +323,6 @@ def run_pipeline(
                 f"(expected one of {', '.join(live) or 'the systems with call:'})"
             )
     calls: dict[str, SystemCalls] = {}
-    corpus = read_corpus(_shown(cfg.resolve_path(ds.corpus))) if live and ds.corpus else None
     progress = progress or _NullProgress()
     bars = contextlib.ExitStack()  # one live display for the calls and the tasks
     bars.enter_context(progress.running())
