@@ -41,11 +41,15 @@ K = {"k": 3}
             {},
             {"primary_type": "M", "secondary_types": ["A"]},
         ),
-        ("link", ["Q1", {"kb_id": "Q2", "score": 0.5}], {},
-         {"candidates": [{"kb_id": "Q1"}, {"kb_id": "Q2", "score": 0.5}]}),
+        (
+            "link",
+            ["Q1", {"kb_id": "Q2", "score": 0.5}],
+            {},
+            {"candidates": [{"kb_id": "Q1"}, {"kb_id": "Q2", "score": 0.5}]},
+        ),
         ("link", {"candidates": [], "nil": True}, {}, {"candidates": [], "nil": True}),
     ],
-)  # fmt: skip
+)
 def test_good_shapes(method: str, value: object, args: dict, expected: object) -> None:
     assert check_result(method, value, args) == expected
 
@@ -55,25 +59,78 @@ def test_good_shapes(method: str, value: object, args: dict, expected: object) -
     [
         ("retrieve", [("d7", math.nan)], K, "retrieve returned score NaN for doc 'd7'"),
         ("retrieve", [("d7", math.inf)], K, "retrieve returned score inf for doc 'd7'"),
-        ("retrieve", [(7, 1.0)], K, "retrieve returned doc id 7 at position 0 (expected a non-empty string without spaces)"),
-        ("retrieve", [("d1", "high")], K, "retrieve returned score 'high' for doc 'd1' (expected a number)"),
+        (
+            "retrieve",
+            [(7, 1.0)],
+            K,
+            "retrieve returned doc id 7 at position 0 (expected a non-empty string without spaces)",
+        ),
+        (
+            "retrieve",
+            [("d1", "high")],
+            K,
+            "retrieve returned score 'high' for doc 'd1' (expected a number)",
+        ),
         ("retrieve", [("d1", 1), ("d1", 0.5)], K, "retrieve returned doc 'd1' twice"),
-        ("retrieve", [("a", 1), ("b", 1), ("c", 1), ("d", 1)], K, "retrieve returned 4 documents (expected at most k=3)"),
+        (
+            "retrieve",
+            [("a", 1), ("b", 1), ("c", 1), ("d", 1)],
+            K,
+            "retrieve returned 4 documents (expected at most k=3)",
+        ),
         ("retrieve", "d1", K, "retrieve returned str (expected a list of (doc_id, score))"),
         ("answer", 42, {}, "answer returned int (expected a string or a mapping)"),
-        ("answer", {"text": "x"}, {}, "answer returned key 'text' (expected answer, citations, contexts)"),
-        ("answer", {"answer": "x", "citations": [1]}, {}, "answer returned citations [1] (expected a list of strings)"),
-        ("extract_entities", [{"start": 2, "end": 9, "type": "X"}], {"text": "abc"},
-         "extract_entities returned span 2-9 outside the text (expected 0 <= start < end <= 3)"),
-        ("extract_entities", [{"start": "0", "end": 1, "type": "X"}], {"text": "abc"},
-         "extract_entities returned start '0' at position 0 (expected an integer)"),
+        (
+            "answer",
+            {"text": "x"},
+            {},
+            "answer returned key 'text' (expected answer, citations, contexts)",
+        ),
+        (
+            "answer",
+            {"answer": "x", "citations": [1]},
+            {},
+            "answer returned citations [1] (expected a list of strings)",
+        ),
+        (
+            "extract_entities",
+            [{"start": 2, "end": 9, "type": "X"}],
+            {"text": "abc"},
+            "extract_entities returned span 2-9 outside the text (expected 0 <= start < end <= 3)",
+        ),
+        (
+            "extract_entities",
+            [{"start": "0", "end": 1, "type": "X"}],
+            {"text": "abc"},
+            "extract_entities returned start '0' at position 0 (expected an integer)",
+        ),
         ("classify", 3, {}, "classify returned label 3 (expected a non-empty string)"),
-        ("classify", {"primary_type": None}, {}, "classify returned label None (expected a non-empty string)"),
-        ("link", [{"kb_id": 5}], {}, "link returned kb_id 5 at position 0 (expected a non-empty string)"),
-        ("link", {"candidates": [], "nil": "no"}, {}, "link returned nil 'no' (expected true or false)"),
-        ("link", [{"kb_id": "Q1", "score": math.nan}], {}, "link returned score NaN for candidate 'Q1'"),
+        (
+            "classify",
+            {"primary_type": None},
+            {},
+            "classify returned label None (expected a non-empty string)",
+        ),
+        (
+            "link",
+            [{"kb_id": 5}],
+            {},
+            "link returned kb_id 5 at position 0 (expected a non-empty string)",
+        ),
+        (
+            "link",
+            {"candidates": [], "nil": "no"},
+            {},
+            "link returned nil 'no' (expected true or false)",
+        ),
+        (
+            "link",
+            [{"kb_id": "Q1", "score": math.nan}],
+            {},
+            "link returned score NaN for candidate 'Q1'",
+        ),
     ],
-)  # fmt: skip
+)
 def test_wrong_shapes(method: str, value: object, args: dict, reason: str) -> None:
     with pytest.raises(ShapeError) as err:
         check_result(method, value, args)
