@@ -98,7 +98,8 @@ def _run_threads(
     """Sync calls on daemon threads (a hung call never blocks the process from exiting)."""
     todo: queue.SimpleQueue[int | None] = queue.SimpleQueue()
     results: queue.SimpleQueue[tuple[int, Any, BaseException | None, float]] = queue.SimpleQueue()
-    started: dict[int, float] = {}
+    running: dict[int, float] = {}  # job -> start time, of the calls in flight only
+    abandoned: set[int] = set()  # timed out: their threads were replaced
     stop = threading.Event()
 
     def worker() -> None:
@@ -107,12 +108,14 @@ def _run_threads(
             if idx is None or stop.is_set():
                 return
             t0 = time.monotonic()
-            started[idx] = t0
+            running[idx] = t0
             try:
                 value, error = invoke(fn, method, jobs[idx]), None
             except Exception as exc:  # the system's failure, reported for this input
                 value, error = None, exc
             results.put((idx, value, error, time.monotonic() - t0))
+            if idx in abandoned:  # a replacement took this thread's slot
+                return
 
     def spawn() -> None:
         threading.Thread(target=worker, daemon=True, name=f"ragmeter-{method}").start()
@@ -125,18 +128,23 @@ def _run_threads(
     pending = set(range(len(jobs)))
     try:
         while pending:
+            # list() copies under the GIL while workers add entries
+            starts = list(running.items())
             now = time.monotonic()
-            deadlines = [started[i] + timeout for i in pending if i in started]
-            wait = max(0.001, min(deadlines) - now) if deadlines else min(timeout, 0.5)
+            wait = max(0.001, min(t for _, t in starts) + timeout - now) if starts else 0.5
             try:
-                idx, value, error, seconds = results.get(timeout=wait)
+                idx, value, error, seconds = results.get(timeout=min(wait, timeout))
             except queue.Empty:
                 now = time.monotonic()
-                for i in sorted(i for i in pending if i in started and now - started[i] >= timeout):
-                    pending.discard(i)
-                    spawn()  # the hung thread keeps its slot busy: give the pool a new one
-                    done(i, None, TimeoutError(f"timed out after {timeout:g} s"), timeout)
+                for i, t0 in sorted(starts):
+                    if now - t0 >= timeout and i in pending:
+                        pending.discard(i)
+                        running.pop(i, None)
+                        abandoned.add(i)
+                        spawn()  # the hung thread keeps its slot busy: give the pool a new one
+                        done(i, None, TimeoutError(f"timed out after {timeout:g} s"), timeout)
                 continue
+            running.pop(idx, None)
             if idx in pending:  # else: the late result of a call that already timed out
                 pending.discard(idx)
                 done(idx, value, error, seconds)
