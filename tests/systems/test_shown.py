@@ -42,6 +42,7 @@ def test_calls_are_stored_and_shown_on_the_run_page(project: Path) -> None:
         "run", str(config), "-q", "--store", store, "--systems-cache", "c.sqlite", "--report"
     )
     assert res.code == 0, res.stderr
+    assert "fake: retrieve 3 calls, 8 cached, 3 failed · classify 0 calls, 12 cached" in res.stdout
     handle = Store(store)
     try:
         run_id = handle.resolve("latest")
