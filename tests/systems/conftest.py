@@ -47,6 +47,7 @@ def write_config(
     *,
     tasks: dict[str, Any] | None = None,
     name: str = "ragmeter.yaml",
+    **extra: Any,
 ) -> Path:
     """A ragmeter.yaml in ``folder`` for these systems (corpus given)."""
     data = {
@@ -54,6 +55,7 @@ def write_config(
         "dataset": {"path": "data/gold.jsonl", "corpus": "data/corpus.jsonl"},
         "systems": systems,
         "tasks": tasks if tasks is not None else TASKS,
+        **extra,
     }
     path = folder / name
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")

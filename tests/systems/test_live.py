@@ -265,3 +265,22 @@ def test_systems_check(project: Path) -> None:
     assert not Path(".ragmeter/systems-cache.sqlite").exists()
     text = invoke("systems", "check", str(config))
     assert "classify [classification] on 's001'" in text.stdout
+
+
+def test_system_errors_are_counted_in_their_strata(project: Path) -> None:
+    # every text with "Museum" gets a bad span: custodian type M fails entirely in NER
+    config = write_config(
+        project,
+        [fake("FailingSystem", max_errors=20, init={"bad_span_word": "Museum"})],
+        tasks={"ner": {}},
+        stratify_by=["custodian_type"],
+    )
+    ner = _evaluate(config).results["fake"]["ner"]
+    levels = ner.strata["custodian_type"]
+    failed = {r["id"] for r in ner.samples.to_pylist() if r["status"] == st.SYSTEM_ERROR}
+    assert failed == {"s003", "s009", "s010"}
+    museum = levels["M"]["overall.strict.f1"]
+    assert museum.value is None and museum.reason == "no scored samples"
+    assert dict(museum.status_counts) == {"system_error": 3}
+    assert "system_error" not in levels["A"]["overall.strict.f1"].status_counts
+    assert levels["A"]["overall.strict.f1"].value is not None

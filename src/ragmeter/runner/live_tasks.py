@@ -5,11 +5,14 @@ when some of its units' calls failed (those units become ``system_error`` rows).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
+from ragmeter import status as st
 from ragmeter.datasets.views import Unit
+from ragmeter.result import Aggregate
 from ragmeter.runner.outputs import OutputFile
-from ragmeter.runner.strata import stratify
+from ragmeter.runner.strata import stratify, unit_strata
 from ragmeter.runner.tasks import TaskContext
 from ragmeter.store.records import SampleRecord
 from ragmeter.systems.protocol import task_method
@@ -104,4 +107,27 @@ def with_system_errors(
         )
         for uid, reason in sorted(failed.items())
     )
-    return add_system_errors(result, ctx.task, failed, canonical), records
+    final = add_system_errors(result, ctx.task, failed, canonical)
+    if factors:
+        _count_in_strata(final, [by_id[u] for u in sorted(failed)], factors, canonical)
+    return final, records
+
+
+def _count_in_strata(
+    result: Any, failed: Sequence[Unit], factors: Sequence[str], canonical: Sequence[str]
+) -> None:
+    """Add the failed units to the ``system_error`` count of their stratum's aggregates (a
+    stratum where every unit failed gets undefined aggregates that say so)."""
+    order = {s: i for i, s in enumerate(st.STATUSES)}
+    for factor in factors:
+        levels = result.strata.setdefault(factor, {})
+        names = list(dict.fromkeys(m for aggs in levels.values() for m in aggs)) or list(canonical)
+        for unit in failed:
+            level = unit_strata(unit, [factor])[factor]
+            aggs = levels.setdefault(level, {})
+            for name in names:
+                agg = aggs.get(name) or Aggregate(None, 0, {}, reason="no scored samples")
+                counts = dict(agg.status_counts)
+                counts[st.SYSTEM_ERROR] = counts.get(st.SYSTEM_ERROR, 0) + 1
+                counts = dict(sorted(counts.items(), key=lambda kv: order.get(kv[0], len(order))))
+                aggs[name] = replace(agg, status_counts=counts)
