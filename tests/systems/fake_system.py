@@ -147,6 +147,17 @@ class Hangs(SyncSystem):
         return "M"
 
 
+class AsyncHangs(SyncSystem):
+    """An async classify that never returns in time, and an async link that raises."""
+
+    async def classify(self, text: str) -> str:  # type: ignore[override]
+        await asyncio.sleep(self.delay)
+        return "M"
+
+    async def link(self, mention: str, *, context: str) -> dict[str, Any]:  # type: ignore[override]
+        raise KeyError(mention)
+
+
 def make_system(**kwargs: Any) -> SyncSystem:
     """A factory function (call: tests.systems.fake_system:make_system)."""
     return SyncSystem(**kwargs)

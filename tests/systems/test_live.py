@@ -6,6 +6,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 import ragmeter
 from ragmeter import status as st
 from tests.helpers import invoke
@@ -212,10 +214,11 @@ def test_default_max_errors_is_five_percent_at_least_one(project: Path) -> None:
     assert res.code == 2 and "more than max_errors 3" in res.stderr
 
 
-def test_timeouts_are_system_errors_and_do_not_block(project: Path) -> None:
+@pytest.mark.parametrize("kind", ["Hangs", "AsyncHangs"])
+def test_timeouts_are_system_errors_and_do_not_block(project: Path, kind: str) -> None:
     config = write_config(
         project,
-        [fake("Hangs", timeout_s=0.2, concurrency=12, max_errors=20, init={"delay": 3.0})],
+        [fake(kind, timeout_s=0.2, concurrency=12, max_errors=20, init={"delay": 3.0})],
         tasks={"classification": {"profile": "heritage"}},
     )
     result = _evaluate(config)
@@ -284,3 +287,14 @@ def test_system_errors_are_counted_in_their_strata(project: Path) -> None:
     assert dict(museum.status_counts) == {"system_error": 3}
     assert "system_error" not in levels["A"]["overall.strict.f1"].status_counts
     assert levels["A"]["overall.strict.f1"].value is not None
+
+
+def test_async_method_that_raises(project: Path) -> None:
+    config = write_config(project, [fake("AsyncHangs", max_errors=20)], tasks={"linking": {}})
+    linking = _evaluate(config).results["fake"]["linking"]
+    details = {r["id"]: r["detail"] for r in linking.samples.to_pylist()}
+    assert (
+        len(details) == 12
+        and details["s001-m1"] == "link raised KeyError: 'Wilford County Archives'"
+    )
+    assert dict(linking.aggregates["ranking.mrr"].status_counts) == {"system_error": 12}

@@ -163,22 +163,30 @@ async def _run_async(
     done: Done,
 ) -> None:
     sem = asyncio.Semaphore(concurrency)
+    # asyncio.timeout (3.11+) needs no extra task per call, unlike wait_for
+    deadline = getattr(asyncio, "timeout", None)
 
-    async def one(idx: int) -> tuple[int, Any, BaseException | None, float]:
+    async def call(idx: int) -> Any:
+        if deadline is not None:
+            async with deadline(timeout):
+                return await invoke(fn, method, jobs[idx])
+        return await asyncio.wait_for(invoke(fn, method, jobs[idx]), timeout)
+
+    async def one(idx: int) -> None:
         async with sem:
             t0 = time.monotonic()
             try:
-                value = await asyncio.wait_for(invoke(fn, method, jobs[idx]), timeout)
-                return idx, value, None, time.monotonic() - t0
+                value, error = await call(idx), None
             except asyncio.TimeoutError:
-                return idx, None, TimeoutError(f"timed out after {timeout:g} s"), timeout
+                value, error = None, TimeoutError(f"timed out after {timeout:g} s")
             except Exception as exc:
-                return idx, None, exc, time.monotonic() - t0
+                value, error = None, exc
+            seconds = time.monotonic() - t0
+        done(idx, value, error, seconds)  # on the loop's thread; TooManyErrors ends the gather
 
     tasks = [asyncio.ensure_future(one(i)) for i in range(len(jobs))]
     try:
-        for fut in asyncio.as_completed(tasks):
-            done(*(await fut))
+        await asyncio.gather(*tasks)
     finally:
         for t in tasks:
             t.cancel()
