@@ -298,3 +298,16 @@ def test_async_method_that_raises(project: Path) -> None:
         and details["s001-m1"] == "link raised KeyError: 'Wilford County Archives'"
     )
     assert dict(linking.aggregates["ranking.mrr"].status_counts) == {"system_error": 12}
+
+
+def test_async_max_errors_stops_new_calls(project: Path) -> None:
+    config = write_config(
+        project,
+        [fake("AsyncHangs", timeout_s=0.1, concurrency=4, max_errors=2, init={"delay": 3.0})],
+        tasks={"classification": {"profile": "heritage"}},
+    )
+    res = invoke("run", str(config), "--systems-cache", "c.sqlite", "-q", "--no-store")
+    assert res.code == 2
+    assert "more than max_errors 2 (last: classify on 's00" in res.stderr
+    assert "classify timed out after 0.1 s); finished calls are kept" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1

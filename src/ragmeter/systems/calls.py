@@ -154,6 +154,37 @@ def _run_threads(
             todo.put(None)
 
 
+class _Collector:
+    """Runs ``done`` for finished async calls on a thread of its own, in arrival order, so that
+    checking and committing a result never holds up the event loop's timers. The first
+    exception ``done`` raises (TooManyErrors) is kept; later results are still committed."""
+
+    def __init__(self, done: Done) -> None:
+        self.done = done
+        self.queue: queue.SimpleQueue[tuple[int, Any, BaseException | None, float] | None]
+        self.queue = queue.SimpleQueue()
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._work, daemon=True, name="ragmeter-collect")
+        self.thread.start()
+
+    def _work(self) -> None:
+        while (item := self.queue.get()) is not None:
+            try:
+                self.done(*item)
+            except BaseException as exc:
+                if self.error is None:
+                    self.error = exc
+
+    def close(self) -> None:
+        """Wait until every result handed over is committed."""
+        self.queue.put(None)
+        self.thread.join()
+
+
+class _Stop(Exception):
+    """The collector saw too many errors: no new call starts."""
+
+
 async def _run_async(
     fn: Callable[..., Any],
     method: str,
@@ -165,6 +196,7 @@ async def _run_async(
     sem = asyncio.Semaphore(concurrency)
     # asyncio.timeout (3.11+) needs no extra task per call, unlike wait_for
     deadline = getattr(asyncio, "timeout", None)
+    collector = _Collector(done)
 
     async def call(idx: int) -> Any:
         if deadline is not None:
@@ -174,6 +206,8 @@ async def _run_async(
 
     async def one(idx: int) -> None:
         async with sem:
+            if collector.error is not None:
+                raise _Stop
             t0 = time.monotonic()
             try:
                 value, error = await call(idx), None
@@ -181,16 +215,20 @@ async def _run_async(
                 value, error = None, TimeoutError(f"timed out after {timeout:g} s")
             except Exception as exc:
                 value, error = None, exc
-            seconds = time.monotonic() - t0
-        done(idx, value, error, seconds)  # on the loop's thread; TooManyErrors ends the gather
+            collector.queue.put((idx, value, error, time.monotonic() - t0))
 
     tasks = [asyncio.ensure_future(one(i)) for i in range(len(jobs))]
     try:
         await asyncio.gather(*tasks)
+    except _Stop:
+        pass
     finally:
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        collector.close()  # every finished call is committed, even after Ctrl-C
+    if collector.error is not None:
+        raise collector.error
 
 
 def _in_running_loop() -> bool:
