@@ -158,6 +158,18 @@ class AsyncHangs(SyncSystem):
         raise KeyError(mention)
 
 
+class EmptyRetriever:
+    """Finds nothing, answers anyway."""
+
+    def retrieve(self, question: str, *, k: int) -> list[tuple[str, float]]:
+        return []
+
+    def answer(self, question: str, *, contexts: list[dict[str, Any]]) -> str:
+        CALLS["answer"] += 1
+        assert contexts == []
+        return "1888"
+
+
 def make_system(**kwargs: Any) -> SyncSystem:
     """A factory function (call: tests.systems.fake_system:make_system)."""
     return SyncSystem(**kwargs)

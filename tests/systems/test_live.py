@@ -311,3 +311,27 @@ def test_async_max_errors_stops_new_calls(project: Path) -> None:
     assert "more than max_errors 2 (last: classify on 's00" in res.stderr
     assert "classify timed out after 0.1 s); finished calls are kept" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_tasks_a_live_system_cannot_do_are_skipped_with_the_reason(project: Path) -> None:
+    config = write_config(
+        project,
+        [
+            {"name": "one", "call": "tests.systems.fake_system:OnlyClassify"},
+            {"name": "empty", "call": "tests.systems.fake_system:EmptyRetriever"},
+        ],
+        tasks={"retrieval": {}, "answers": {}, "ner": {}, "classification": {}},
+    )
+    result = _evaluate(config)
+    tasks = result.summary()["tasks"]
+    assert tasks["ner"]["systems"]["one"]["reason"] == (
+        "one has no extract_entities method (docs/systems.md) and no outputs for ner"
+    )
+    assert tasks["retrieval"]["systems"]["empty"]["reason"] == (
+        "empty returned nothing to evaluate retrieval on (retrieve gave an empty result for "
+        "every unit)"
+    )
+    assert tasks["answers"]["systems"]["empty"]["status"] == "ok"
+    assert fake_system.CALLS == {"classify": 12, "answer": 11}  # 11 QA pairs have gold answers
+    em = result.results["empty"]["answers"].aggregates["em"]
+    assert em.n == 11 and em.value == 1 / 11  # "1888" is right for one founding year (s003)

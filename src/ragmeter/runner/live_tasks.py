@@ -19,7 +19,13 @@ from ragmeter.systems.protocol import task_method
 from ragmeter.systems.runner import add_system_errors
 from ragmeter.systems.session import SystemCalls
 
-__all__ = ["failed_units", "has_task", "with_system_errors"]
+__all__ = [
+    "failed_units",
+    "has_task",
+    "live_skip_reason",
+    "nothing_written",
+    "with_system_errors",
+]
 
 
 def has_task(task: str, adapter: Any, system: Any, outputs: Mapping[str, Any], calls: Any) -> bool:
@@ -32,6 +38,33 @@ def has_task(task: str, adapter: Any, system: Any, outputs: Mapping[str, Any], c
         return False
     method = task_method(task)
     return method is not None and (method in calls.results or bool(calls.errors.get(method)))
+
+
+def live_skip_reason(task: str, name: str, live: Any) -> str | None:
+    """Why a live system is not evaluated on ``task``: it lacks the method (``None`` for a
+    system that is not live, or a task no method serves)."""
+    method = task_method(task)
+    if live is None or method is None or method in live.methods:
+        return None
+    return f"{name} has no {method} method (docs/systems.md) and no outputs for {task}"
+
+
+def nothing_written(
+    task: str,
+    units: Sequence[Unit],
+    outputs: Mapping[str, Any],
+    kinds: Sequence[str],
+    failed: Mapping[str, str] | None,
+) -> str | None:
+    """The reason a live system's task is skipped when its calls gave nothing to write (every
+    ``retrieve`` returned no document: an empty TREC file is not a run), unless every unit
+    failed (then each is a ``system_error`` row)."""
+    if any(k in outputs for k in kinds):
+        return None
+    if failed is not None and len(failed) == len(units):
+        return None
+    method = task_method(task) or "the method"
+    return f"returned nothing to evaluate {task} on ({method} gave an empty result for every unit)"
 
 
 def failed_units(

@@ -29,7 +29,13 @@ from ragmeter.runner import outputs as out_io
 from ragmeter.runner.cache import DEFAULT_CACHE_DIR, TaskCache, input_hash
 from ragmeter.runner.config import RunConfig, load_config
 from ragmeter.runner.judge_settings import resolve_judge
-from ragmeter.runner.live_tasks import failed_units, has_task, with_system_errors
+from ragmeter.runner.live_tasks import (
+    failed_units,
+    has_task,
+    live_skip_reason,
+    nothing_written,
+    with_system_errors,
+)
 from ragmeter.runner.outputs import OutputFile
 from ragmeter.runner.strata import stratify
 from ragmeter.runner.tasks import TaskContext, TaskSkipped, get_adapter
@@ -320,7 +326,8 @@ def run_pipeline(
         if name not in live:
             raise UsageError(
                 f"--refresh-system {name!r} is not a live system of the config "
-                f"(expected one of {', '.join(live) or 'the systems with call:'})"
+                f"(expected one of {', '.join(live) or 'the systems with call:'})",
+                command="run",
             )
     calls: dict[str, SystemCalls] = {}
     progress = progress or _NullProgress()
@@ -396,7 +403,8 @@ def run_pipeline(
                         system.name,
                         task,
                         "skipped",
-                        f"{system.name} has no {kinds} output "
+                        live_skip_reason(task, system.name, live.get(system.name))
+                        or f"{system.name} has no {kinds} output "
                         f"(systems[].outputs.{adapter.outputs[0]})",
                         **common,
                     )
@@ -419,6 +427,12 @@ def run_pipeline(
                     {k for k, v in system.outputs.model_dump().items() if v is not None},
                     adapter.outputs,
                 )
+                empty = nothing_written(task, task_units, outputs, adapter.outputs, failed)
+                if empty is not None and system.name in calls:
+                    srun.tasks[task] = TaskRun(
+                        system.name, task, "skipped", f"{system.name} {empty}", **common
+                    )
+                    continue
                 uses_llm = adapter.uses_llm(options, metrics)
                 llm_reason = judge.reason if uses_llm else None
                 key = input_hash(
