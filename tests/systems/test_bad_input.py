@@ -152,5 +152,6 @@ def test_refresh_unknown_system(project: Path) -> None:
     res = invoke("run", str(config), "-q", "--no-store", "--refresh-system", "nope")
     assert res.code == 2
     assert res.stderr.strip() == (
-        "ragmeter run: --refresh-system 'nope' is not a live system of the config (expected one of fake)"
+        "ragmeter run: --refresh-system 'nope' is not a live system of the config "
+        "(expected one of fake)"
     )
