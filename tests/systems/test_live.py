@@ -335,3 +335,20 @@ def test_tasks_a_live_system_cannot_do_are_skipped_with_the_reason(project: Path
     assert fake_system.CALLS == {"classify": 12, "answer": 11}  # 11 QA pairs have gold answers
     em = result.results["empty"]["answers"].aggregates["em"]
     assert em.n == 11 and em.value == 1 / 11  # "1888" is right for one founding year (s003)
+
+
+def test_factory_function_and_instance(project: Path) -> None:
+    config = write_config(
+        project,
+        [
+            fake("make_system", name="made"),
+            {"name": "inst", "call": "tests.systems.fake_system:INSTANCE"},
+        ],
+        tasks={"classification": {"profile": "heritage"}},
+    )
+    result = _evaluate(config)
+    assert fake_system.CALLS == {"classify": 24}
+    made = result.results["made"]["classification"].summary
+    assert made == result.results["inst"]["classification"].summary
+    assert result.summary()["systems"][1]["call"]["init_keys"] == []
+    assert result.summary()["systems"][0]["call"]["init_keys"] == ["corpus"]
