@@ -136,7 +136,7 @@ def with_system_errors(
             uid,
             by_id[uid].sample.id,
             dict(by_id[uid].sample.strata),
-            {"input": {}, "gold": {}, "system_error": reason},
+            {"input": {}, "gold": {}, "output": {"system_error": reason}},
         )
         for uid, reason in sorted(failed.items())
     )
