@@ -3,6 +3,7 @@ dashboard's run page (calls, cache hits, errors and time per method)."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -65,7 +66,18 @@ def test_calls_are_stored_and_shown_on_the_run_page(project: Path) -> None:
     rows = _rows(page.text)
     assert [r[2:6] for r in rows] == [["retrieve", "3", "8", "3"], ["classify", "0", "12", "0"]]
     assert rows[0][:2] == ["fake", "tests.systems.fake_system:FailingSystem (corpus, fail_word)"]
-    report = next(Path("results").rglob("report.html")).read_text(encoding="utf-8")
+    folder = next(Path("results").rglob("report.html")).parent
+    # the materialised outputs joined the results folder when it was saved
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "config.yaml", "outputs", "report.html", "samples.parquet", "summary.json"
+    ]  # fmt: skip
+    assert sorted(p.name for p in (folder / "outputs" / "fake").iterdir()) == [
+        "entities.jsonl", "run.trec"
+    ]  # fmt: skip
+    summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    fake_entry = next(s for s in summary["systems"] if s["name"] == "fake")
+    assert fake_entry["outputs"]["run"]["path"].endswith("outputs/fake/run.trec")
+    report = (folder / "report.html").read_text(encoding="utf-8")
     assert [r[2:6] for r in _rows(report)] == [
         ["retrieve", "3", "8", "3"],
         ["classify", "0", "12", "0"],
