@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -11,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.helpers import REPO, invoke
 from tests.systems import fake_system
@@ -72,8 +75,23 @@ class _Interrupting(fake_system.SyncSystem):
         return label
 
 
-def test_ctrl_c_keeps_finished_calls_and_exits_130(project: Path, monkeypatch: Any) -> None:
-    monkeypatch.setattr(fake_system, "Interrupting", _Interrupting, raising=False)
+class _AsyncInterrupting(fake_system.SyncSystem):
+    """The same from an ``async def`` method."""
+
+    async def classify(self, text: str) -> str:  # type: ignore[override]
+        label = super().classify(text)
+        if fake_system.CALLS["classify"] == 5:
+            await asyncio.sleep(0.3)  # the collector commits the fourth result first
+            os.kill(os.getpid(), signal.SIGINT)
+            await asyncio.sleep(1)
+        return label
+
+
+@pytest.mark.parametrize("system", [_Interrupting, _AsyncInterrupting])
+def test_ctrl_c_keeps_finished_calls_and_exits_130(
+    project: Path, monkeypatch: Any, system: type
+) -> None:
+    monkeypatch.setattr(fake_system, "Interrupting", system, raising=False)
     config = write_config(project, [fake("Interrupting", concurrency=1)], tasks=CLASSIFY)
     res = invoke("run", str(config), "-q", "--no-store", "--systems-cache", "calls.sqlite")
     assert res.code == 130
