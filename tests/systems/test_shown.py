@@ -62,6 +62,10 @@ def test_calls_are_stored_and_shown_on_the_run_page(project: Path) -> None:
         page = TestClient(app, base_url="http://127.0.0.1:8150").get(f"/runs/{url_id(fake_id)}")
     finally:
         handle.close()
+    shown = invoke("runs", "show", fake_id, "--store", store)
+    assert shown.code == 0, shown.stderr
+    assert "called tests.systems.fake_system:FailingSystem" in shown.stdout
+    assert "  retrieve: 3 calls, 8 cache hits, 3 errors, " in shown.stdout
     assert page.status_code == 200
     rows = _rows(page.text)
     assert [r[2:6] for r in rows] == [["retrieve", "3", "8", "3"], ["classify", "0", "12", "0"]]

@@ -335,6 +335,16 @@ def _print_run(data: dict, console) -> None:  # type: ignore[no-untyped-def]
         f"{run['dataset_path']} ({run['n_samples']} samples, sha256 {digest})",
         highlight=False,
     )
+    meta = run.get("metadata") or {}
+    if meta.get("system_calls"):  # a live system (docs/systems.md)
+        call = meta.get("system_call") or {}
+        console.print(f"called {call.get('call')}", highlight=False)
+        for method, v in meta["system_calls"].items():
+            console.print(
+                f"  {method}: {v['calls']} calls, {v['cache_hits']} cache hits, "
+                f"{v['errors']} errors, {v['seconds']:.2f} s",
+                highlight=False,
+            )
     table = Table("task", "metric", "value", "95% CI", "n", "statuses")
     for m in data["metrics"]:
         if m["factor"] is not None:
