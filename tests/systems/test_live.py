@@ -352,3 +352,23 @@ def test_factory_function_and_instance(project: Path) -> None:
     assert made == result.results["inst"]["classification"].summary
     assert result.summary()["systems"][1]["call"]["init_keys"] == []
     assert result.summary()["systems"][0]["call"]["init_keys"] == ["corpus"]
+
+
+def test_init_paths_are_relative_to_the_config(project: Path) -> None:
+    sub = project / "conf"
+    sub.mkdir()
+    config = sub / "ragmeter.yaml"
+    config.write_text(
+        "project: live\n"
+        "dataset: {path: ../data/gold.jsonl}\n"
+        "systems:\n"
+        "  - name: fake\n"
+        "    call: tests.systems.fake_system:SyncSystem\n"
+        "    init: {corpus: ../data/corpus.jsonl, log: calls.log}\n"
+        "tasks: {retrieval: {measures: [RR]}}\n"
+    )
+    result = _evaluate(config)
+    # the corpus was found from the config's folder (the working directory is its parent);
+    # "calls.log" names no existing file there, so it is passed as written
+    assert result.results["fake"]["retrieval"].aggregates["RR"].value == 1.0
+    assert (project / "calls.log").exists() and not (sub / "calls.log").exists()

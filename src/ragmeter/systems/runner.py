@@ -23,7 +23,7 @@ from ragmeter.systems.materialise import materialise
 from ragmeter.systems.protocol import METHOD_TASKS
 from ragmeter.systems.session import SystemCalls, call_system
 
-__all__ = ["add_system_errors", "call_live_systems", "load_systems"]
+__all__ = ["add_system_errors", "call_live_systems", "load_systems", "resolve_init_paths"]
 
 _OPTION_KEYS = ("concurrency", "timeout_s", "max_errors", "deterministic")
 
@@ -32,6 +32,22 @@ def _written_keys(cfg: Any, i: int) -> set[str]:
     systems = cfg.data.get("systems") if isinstance(cfg.data, Mapping) else None
     entry = systems[i] if isinstance(systems, list) and i < len(systems) else None
     return set(entry) if isinstance(entry, Mapping) else set()
+
+
+def resolve_init_paths(init: Mapping[str, Any] | None, base_dir: Path) -> dict[str, Any] | None:
+    """``init`` with each relative string value that names an existing file or folder next to
+    the config made absolute: paths in the config are relative to it, whatever the working
+    directory (the system cannot know where the config is)."""
+    if init is None:
+        return None
+    out: dict[str, Any] = {}
+    for key, value in init.items():
+        if isinstance(value, str) and value and not os.path.isabs(value):
+            candidate = base_dir / os.path.expanduser(value)
+            if candidate.exists():
+                value = str(candidate)
+        out[key] = value
+    return out
 
 
 def load_systems(
@@ -64,7 +80,7 @@ def load_systems(
             system.name,
             call=None if obj is not None else system.call,
             obj=obj,
-            init=system.init,
+            init=resolve_init_paths(system.init, Path(cfg.base_dir)),
             version=system.version,
             base_dir=str(cfg.base_dir),
             error=error,
