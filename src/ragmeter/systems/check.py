@@ -13,7 +13,7 @@ from ragmeter.datasets.gold import load_gold
 from ragmeter.systems.cache import CallCache
 from ragmeter.systems.calls import ErrorBudget, run_method
 from ragmeter.systems.protocol import METHOD_TASKS, METHODS
-from ragmeter.systems.session import _contexts, plan_inputs
+from ragmeter.systems.session import answer_contexts, plan_inputs
 
 __all__ = ["check_systems"]
 
@@ -49,12 +49,12 @@ def check_systems(cfg: Any) -> dict[str, Any]:
                     continue
                 unit, args = next(iter(todo.items()))
                 if method == "answer":
-                    args = {**args, "contexts": _contexts(retrieved.get(unit, []), corpus)}
+                    args = {**args, "contexts": answer_contexts(retrieved.get(unit, []), corpus)}
                     if unit not in retrieved and "retrieve" in ls.methods:
                         results, _, _ = run_method(
                             ls, "retrieve", {unit: inputs["retrieve"][unit]}, cache, ErrorBudget(1)
                         )
-                        args["contexts"] = _contexts(results.get(unit, []), corpus)
+                        args["contexts"] = answer_contexts(results.get(unit, []), corpus)
                 results, errors, stats = run_method(ls, method, {unit: args}, cache, ErrorBudget(1))
                 entry.update(unit=unit, args=args, seconds=round(stats.seconds, 3))
                 if unit in results:

@@ -21,7 +21,14 @@ from ragmeter.systems.calls import ErrorBudget, MethodStats, run_method
 from ragmeter.systems.loader import LiveSystem
 from ragmeter.systems.protocol import METHOD_TASKS
 
-__all__ = ["ANSWER_CONTEXTS", "RETRIEVE_K", "SystemCalls", "call_system", "plan_inputs"]
+__all__ = [
+    "ANSWER_CONTEXTS",
+    "RETRIEVE_K",
+    "SystemCalls",
+    "answer_contexts",
+    "call_system",
+    "plan_inputs",
+]
 
 RETRIEVE_K = 100
 """Documents asked of ``retrieve`` per question: the depth of the common R@100 cut-off."""
@@ -125,7 +132,7 @@ def plan_inputs(
     return inputs, unusable
 
 
-def _contexts(
+def answer_contexts(
     ranked: Sequence[Sequence[Any]], corpus: Mapping[str, Mapping[str, Any]] | None
 ) -> list[dict[str, Any]]:
     out = []
@@ -174,7 +181,7 @@ def call_system(
                     out.errors.setdefault("answer", {})[qid] = failed[qid]
                     continue
                 ranked = retrieved.get(qid, [])
-                ready[qid] = {**args, "contexts": _contexts(ranked, corpus)}
+                ready[qid] = {**args, "contexts": answer_contexts(ranked, corpus)}
             todo = inputs["answer"] = ready
         advance = progress(method, len(todo)) if progress else (lambda n: None)
         results, errors, stats = run_method(live, method, todo, cache, budget, progress=advance)
