@@ -3,12 +3,30 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import pytest
 
 from ragmeter.systems.shapes import ShapeError, check_result
 
 K = {"k": 3}
+
+
+def test_numpy_numbers_are_numbers() -> None:
+    import numpy as np
+
+    ranked = check_result("retrieve", [("d1", np.float32(2.5)), ("d2", np.int64(1))], K)
+    assert ranked == [["d1", 2.5], ["d2", 1.0]]
+    assert all(type(score) is float for _, score in ranked)
+    spans = check_result(
+        "extract_entities", [{"start": np.int64(0), "end": np.int32(3), "type": "LOC"}],
+        {"text": "Rome"},
+    )  # fmt: skip
+    assert spans == [{"start": 0, "end": 3, "type": "LOC", "text": "Rom"}]
+    assert type(spans[0]["start"]) is int
+    with pytest.raises(ShapeError) as err:
+        check_result("retrieve", [("d1", np.float64("nan"))], K)
+    assert str(err.value) == "retrieve returned score NaN for doc 'd1'"
 
 
 @pytest.mark.parametrize(
@@ -135,3 +153,41 @@ def test_wrong_shapes(method: str, value: object, args: dict, reason: str) -> No
     with pytest.raises(ShapeError) as err:
         check_result(method, value, args)
     assert str(err.value) == reason
+
+
+class _Broken(Sequence):  # type: ignore[type-arg]
+    """A list-like value that fails when read."""
+
+    def __len__(self) -> int:
+        return 1
+
+    def __getitem__(self, i: object) -> object:
+        raise TypeError("cannot read row")
+
+
+def test_a_value_that_cannot_be_checked_is_that_inputs_failure() -> None:
+    from ragmeter.errors import InputError
+    from ragmeter.systems.cache import CallCache
+    from ragmeter.systems.calls import ErrorBudget, run_method
+    from ragmeter.systems.loader import load_live_system
+
+    class Odd:
+        def classify(self, text: str) -> object:
+            return "M" if text == "ok" else _Broken()
+
+        def extract_entities(self, text: str) -> object:
+            return _Broken()
+
+    live = load_live_system("odd", obj=Odd(), error=lambda k, m: InputError(m))
+    with CallCache(None) as cache:
+        inputs = {"u1": {"text": "ok"}, "u2": {"text": "bad"}}
+        results, errors, stats = run_method(live, "extract_entities", inputs, cache, ErrorBudget(5))
+        assert results == {} and stats.errors == 2
+        assert errors["u1"] == (
+            "extract_entities returned a value that could not be checked "
+            "(TypeError: cannot read row)"
+        )
+        results, errors, stats = run_method(live, "classify", inputs, cache, ErrorBudget(5))
+        assert results == {"u1": {"primary_type": "M", "secondary_types": []}}
+        assert errors["u2"].startswith("classify returned label <")
+        assert cache.count("odd") == 1  # only the good result was stored

@@ -298,6 +298,10 @@ def run_method(
                 checked = check_result(method, value, jobs[idx])
             except ShapeError as exc:
                 error_text = str(exc)
+            except Exception as exc:  # a value too odd to check: still this input's failure
+                error_text = (
+                    f"{method} returned a value that could not be checked ({_first_line(exc)})"
+                )
             else:
                 cache.put(live.name, live.version, method, key, jobs[idx], checked, seconds)
                 for unit in units:

@@ -9,6 +9,7 @@ Only checked values reach the call cache and the materialised files.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,7 +33,8 @@ def _is_list(value: Any) -> bool:
 
 
 def _score(method: str, value: Any, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    # numbers.Real: numpy scores (float32, int64) are numbers too
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ShapeError(f"{method} returned score {value!r} for {what} (expected a number)")
     f = float(value)
     if not math.isfinite(f):
@@ -121,7 +123,7 @@ def _entities(value: Any, text: str) -> list[dict[str, Any]]:
             )
         start, end, label = m.get("start"), m.get("end"), m.get("type")
         for key, v in (("start", start), ("end", end)):
-            if isinstance(v, bool) or not isinstance(v, int):
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral):
                 raise ShapeError(
                     f"extract_entities returned {key} {v!r} at position {i} (expected an integer)"
                 )
@@ -129,6 +131,7 @@ def _entities(value: Any, text: str) -> list[dict[str, Any]]:
             raise ShapeError(
                 f"extract_entities returned type {label!r} at position {i} (expected a label)"
             )
+        start, end = int(start), int(end)
         if not 0 <= start < end <= len(text):
             raise ShapeError(
                 f"extract_entities returned span {start}-{end} outside the text "
