@@ -372,3 +372,17 @@ def test_init_paths_are_relative_to_the_config(project: Path) -> None:
     # "calls.log" names no existing file there, so it is passed as written
     assert result.results["fake"]["retrieval"].aggregates["RR"].value == 1.0
     assert (project / "calls.log").exists() and not (sub / "calls.log").exists()
+
+
+def test_python_api_usage_errors(project: Path) -> None:
+    obj = fake_system.SyncSystem()
+    config = write_config(project, [fake()])
+    with pytest.raises(ragmeter.UsageError) as err:
+        ragmeter.evaluate(config, systems={"other": obj}, systems_cache=None)
+    assert str(err.value) == "systems: 'other' is not a system of the config (expected one of fake)"
+    with pytest.raises(ragmeter.UsageError) as err:
+        ragmeter.evaluate(systems={"x": obj})
+    assert str(err.value) == "evaluate: without a config, give dataset= and systems= (and tasks=)"
+    with pytest.raises(ragmeter.UsageError, match="dataset= and tasks= go in the config"):
+        ragmeter.evaluate(config, tasks=["ner"])
+    assert sum(fake_system.CALLS.values()) == 0
