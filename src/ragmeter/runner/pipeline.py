@@ -347,13 +347,13 @@ def run_pipeline(
                 progress=progress,
                 corpus=corpus,
             )
+            for name, kinds in written.items():
+                for kind, path in kinds.items():
+                    if kind not in files[name]:  # files named in the config take precedence
+                        files[name][kind] = _READERS[kind](_shown(path), gold_all)
         except BaseException:
             bars.close()
             raise
-        for name, kinds in written.items():
-            for kind, path in kinds.items():
-                if kind not in files[name]:  # files named in the config take precedence
-                    files[name][kind] = _READERS[kind](_shown(path), gold_all)
     system_runs = {
         s.name: SystemRun(
             s.name,
