@@ -18,6 +18,7 @@ REFUSED: Final = "refused"
 BUDGET_EXCEEDED: Final = "budget_exceeded"
 NEEDS_LLM: Final = "needs_llm"
 RESPONSE_ERROR: Final = "response_error"
+SYSTEM_ERROR: Final = "system_error"
 
 STATUSES: Final = (
     OK,
@@ -30,6 +31,7 @@ STATUSES: Final = (
     BUDGET_EXCEEDED,
     NEEDS_LLM,
     RESPONSE_ERROR,
+    SYSTEM_ERROR,
 )
 """Every status, in the order reports list them."""
 
@@ -38,6 +40,9 @@ SCORED: Final = frozenset({OK, MISSING_ZEROED})
 
 JUDGE_FAILURES: Final = frozenset({PARSE_ERROR, TIMEOUT, REFUSED, BUDGET_EXCEEDED, NEEDS_LLM})
 """Statuses meaning the LLM judge could not score the sample (judge.md §4)."""
+
+# ``system_error``: a live system under test (ragmeter.systems) raised, timed out or returned
+# the wrong shape for this sample; the detail holds the reason, and a re-run calls it again.
 
 
 def check(status: str) -> str:

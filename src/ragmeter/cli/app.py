@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "ragmeter.cli.split",
     "ragmeter.cli.datasets",
     "ragmeter.cli.run",
+    "ragmeter.cli.systems",
     "ragmeter.cli.report",
     "ragmeter.cli.metrics",
     "ragmeter.cli.mcp",

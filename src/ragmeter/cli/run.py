@@ -48,10 +48,26 @@ def register(app: typer.Typer) -> None:
             typer.Option("--strict-gates/--no-strict-gates", help="Count SKIP gate rules as FAIL."),
         ] = None,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+        systems_cache: Annotated[
+            Path,
+            typer.Option(
+                "--systems-cache",
+                help="SQLite cache of live systems' calls (a re-run calls nothing again).",
+            ),
+        ] = Path(".ragmeter/systems-cache.sqlite"),
+        refresh_system: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--refresh-system",
+                help="Drop this live system's cached calls first (repeatable).",
+            ),
+        ] = None,
     ) -> int:
         """Evaluate every system of CONFIG on every task, compare, gate and store the runs.
 
-        Exit status: 0 all gates pass, 1 a gate failed, 2 bad input.
+        Systems with call: are called first (docs/systems.md); their outputs are written to
+        results/<evaluation-id>/outputs/<system>/. Exit status: 0 all gates pass, 1 a gate
+        failed, 2 bad input (or a live system past its max_errors), 130 interrupted.
         """
         from ragmeter.runner.config import load_config
         from ragmeter.runner.pipeline import RichProgress, run_pipeline
@@ -63,6 +79,9 @@ def register(app: typer.Typer) -> None:
             cache_dir=None if no_cache else cache_dir,
             progress=progress,
             strict_gates=strict_gates,
+            systems_cache=systems_cache,
+            refresh_systems=refresh_system or (),
+            results_dir=results_dir,
         )
         result.save(
             store,
@@ -316,6 +335,16 @@ def _print_run(data: dict, console) -> None:  # type: ignore[no-untyped-def]
         f"{run['dataset_path']} ({run['n_samples']} samples, sha256 {digest})",
         highlight=False,
     )
+    meta = run.get("metadata") or {}
+    if meta.get("system_calls"):  # a live system (docs/systems.md)
+        call = meta.get("system_call") or {}
+        console.print(f"called {call.get('call')}", highlight=False)
+        for method, v in meta["system_calls"].items():
+            console.print(
+                f"  {method}: {v['calls']} calls, {v['cache_hits']} cache hits, "
+                f"{v['errors']} errors, {v['seconds']:.2f} s",
+                highlight=False,
+            )
     table = Table("task", "metric", "value", "95% CI", "n", "statuses")
     for m in data["metrics"]:
         if m["factor"] is not None:

@@ -279,6 +279,7 @@ def build_report(
                     f for rid in run_ids for f in full[rid]["metadata"].get("stratify_by", [])
                 )
             ),
+            "system_calls": _system_calls(runs, full),
         },
         "tasks": tasks,
         "comparisons": comparisons,
@@ -289,6 +290,30 @@ def build_report(
         "series": series,
         "charts": charts.specs,
     }
+
+
+def _system_calls(
+    runs: Sequence[Mapping[str, Any]], full: Mapping[str, Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """Live systems' calls per run and method: calls made, cache hits, errors, wall time."""
+    out = []
+    for r in runs:
+        meta = full[r["id"]].get("metadata") or {}
+        stats = meta.get("system_calls")
+        if not isinstance(stats, Mapping):
+            continue
+        call = meta.get("system_call") or {}
+        out.append(
+            {
+                "run_id": r["id"],
+                "system": r["system"],
+                "call": call.get("call"),
+                "init_keys": list(call.get("init_keys") or []),
+                "version": call.get("version"),
+                "methods": [{"method": m, **dict(v)} for m, v in stats.items()],
+            }
+        )
+    return out
 
 
 def _task_order(

@@ -62,6 +62,11 @@ class DatasetConfig(_Model):
     manifest: str | None = Field(
         None, description="The split manifest written by ragmeter split (needed with split)."
     )
+    corpus: str | None = Field(
+        None,
+        description="Passages as JSONL {id, text, title?}: the contexts a live system's answer "
+        "method receives are looked up here.",
+    )
     on_offset_mismatch: Literal["error", "relocate", "skip"] = Field(
         "error",
         description="A span whose text[start:end] is not its mention: error, move it to the "
@@ -87,13 +92,36 @@ class OutputsConfig(_Model):
 
 
 class SystemConfig(_Model):
-    """One system under test."""
+    """One system under test: its output files, or a live system ragmeter calls, or both."""
 
     name: str = Field(
         pattern=SYSTEM_NAME_PATTERN, description="Unique name (letters, digits, '.', '_', '-')."
     )
-    version: str | None = Field(None, description="Free text, shown on trend charts.")
-    outputs: OutputsConfig = Field(description="Its output files.")
+    version: str | None = Field(
+        None, description="Free text, shown on trend charts; part of the call cache key."
+    )
+    outputs: OutputsConfig = Field(
+        default_factory=OutputsConfig, description="Its output files (those it has)."
+    )
+    call: str | None = Field(
+        None,
+        description="A live system to call: import path package.module:attr (a class, a "
+        "factory or an instance); see docs/systems.md.",
+    )
+    init: dict[str, Any] | None = Field(
+        None, description="Keyword arguments for the class or factory that call names."
+    )
+    concurrency: int = Field(4, ge=1, le=1024, description="Calls in flight at once.")
+    timeout_s: float = Field(60.0, gt=0, description="Seconds one call may take.")
+    max_errors: int | None = Field(
+        None,
+        ge=0,
+        description="Failed calls allowed before the run stops with exit 2 "
+        "(default: 5% of the calls, at least 1).",
+    )
+    deterministic: bool = Field(
+        True, description="false: the system's answers may vary; the call cache is still used."
+    )
     tags: list[str] = Field([], description="Tags stored with the run (filter with --tag).")
     notes: str | None = Field(None, description="Free text stored with the run.")
 
@@ -476,7 +504,7 @@ def _check_file(cfg: RunConfig, keypath: Sequence[str | int], value: str, what: 
         raise cfg.error(keypath, f"{what} is a directory: {value} (expected a file)")
 
 
-def _check_systems(cfg: RunConfig) -> None:
+def _check_systems(cfg: RunConfig, live: set[str] = frozenset()) -> None:
     seen: dict[str, int] = {}
     for i, system in enumerate(cfg.model.systems):
         if system.name in seen:
@@ -487,13 +515,27 @@ def _check_systems(cfg: RunConfig) -> None:
             )
         seen[system.name] = i
         given = {k: v for k, v in system.outputs.model_dump().items() if v is not None}
-        if not given:
+        if not given and system.call is None and system.name not in live:
             raise cfg.error(
-                ("systems", i, "outputs"),
-                f"no output files (expected at least one of {', '.join(OUTPUT_KINDS)})",
+                ("systems", i, "outputs") if "outputs" in _written(cfg, i) else ("systems", i),
+                f"no output files and no call (expected outputs with at least one of "
+                f"{', '.join(OUTPUT_KINDS)}, or call: package.module:attr)",
             )
+        if system.call is None and system.name not in live:
+            for key in ("init", "concurrency", "timeout_s", "max_errors", "deterministic"):
+                if key in _written(cfg, i):
+                    raise cfg.error(
+                        ("systems", i, key), "applies to live systems only (expected call: too)"
+                    )
         for kind, value in given.items():
             _check_file(cfg, ("systems", i, "outputs", kind), value, "file")
+
+
+def _written(cfg: RunConfig, i: int) -> set[str]:
+    """The keys written in the file for ``systems[i]``."""
+    systems = cfg.data.get("systems") if isinstance(cfg.data, Mapping) else None
+    entry = systems[i] if isinstance(systems, list) and i < len(systems) else None
+    return set(entry) if isinstance(entry, Mapping) else set()
 
 
 def _check_tasks(cfg: RunConfig) -> None:
@@ -769,6 +811,8 @@ def _check_dataset(cfg: RunConfig) -> None:
         )
     if ds.manifest is not None:
         _check_file(cfg, ("dataset", "manifest"), ds.manifest, "split manifest")
+    if ds.corpus is not None:
+        _check_file(cfg, ("dataset", "corpus"), ds.corpus, "corpus")
     if ds.format not in FORMATS:  # pragma: no cover - the Literal already says so
         raise cfg.error(("dataset", "format"), f"unknown format {ds.format!r}")
 
@@ -802,10 +846,12 @@ def load_config(
     source: str | os.PathLike[str] | Mapping[str, Any],
     *,
     base_dir: str | os.PathLike[str] | None = None,
+    live: Sequence[str] = (),
 ) -> RunConfig:
     """Read and validate a config file, or a dict with the same keys (Python API).
 
-    Paths in a dict are relative to ``base_dir`` (default: the working directory).
+    Paths in a dict are relative to ``base_dir`` (default: the working directory). ``live``
+    names systems handed in as Python objects (they need neither outputs nor call).
     """
     if isinstance(source, Mapping):
         data, lines, path = dict(source), LineMap(), None
@@ -819,7 +865,7 @@ def load_config(
     model = _validate_model(data, lines, path)
     cfg = RunConfig(model=model, data=data, path=path, base_dir=base, lines=lines)
     _check_dataset(cfg)
-    _check_systems(cfg)
+    _check_systems(cfg, set(live))
     _check_tasks(cfg)
     if not cfg.tasks:
         raise cfg.error(

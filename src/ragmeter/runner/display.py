@@ -73,6 +73,14 @@ def print_summary(summary: Mapping[str, Any], console: Console | None = None) ->
         f"[bold]{summary['project']}[/bold]  evaluation {summary['evaluation_id']}  "
         f"· {ds['n_samples']} gold samples ({ds['path']}{split})"
     )
+    for s in summary["systems"]:
+        if s.get("calls"):  # a live system: what its calls cost (docs/systems.md)
+            parts = [
+                f"{m} {v['calls']} calls, {v['cache_hits']} cached"
+                + (f", [red]{v['errors']} failed[/red]" if v["errors"] else "")
+                for m, v in s["calls"].items()
+            ]
+            console.print(f"{s['name']}: " + " · ".join(parts), highlight=False)
     comps: dict[tuple[str, str, str], Mapping[str, Any]] = {}
     for c in summary.get("comparisons", []):
         if c.get("baseline") == baseline:

@@ -263,6 +263,7 @@ class EvaluationResult:
                         k: {"path": f.path, "sha256": f.sha256} for k, f in s.outputs.items()
                     },
                     "gate": self.gates.status(name),
+                    **({"call": s.live, "calls": s.calls} if s.live is not None else {}),
                 }
                 for name, s in self.systems.items()
             ],
@@ -393,6 +394,11 @@ class EvaluationResult:
                         "manifest_sha256": self.manifest_sha256,
                         "stratify_by": list(cfg.model.stratify_by),
                         "comparison_notes": self.comparison_notes,
+                        **(
+                            {"system_call": srun.live, "system_calls": srun.calls}
+                            if srun.live is not None
+                            else {}
+                        ),
                     },
                     tasks=tasks,
                     comparisons=[
@@ -471,6 +477,12 @@ class EvaluationResult:
                 if tmp_dir is not None:
                     self._write_files(tmp_dir, pq, yaml)
             if tmp_dir is not None and final_dir is not None:
+                if final_dir.is_dir():
+                    # live systems' outputs were materialised there before evaluating:
+                    # they join the assembled folder, which then takes the final name
+                    for child in final_dir.iterdir():
+                        os.replace(child, tmp_dir / child.name)
+                    final_dir.rmdir()
                 os.replace(tmp_dir, final_dir)
                 tmp_dir = None
         finally:

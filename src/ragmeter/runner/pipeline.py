@@ -22,16 +22,28 @@ from typing import Any
 
 from ragmeter import registry
 from ragmeter.datasets.gold import GoldSet, load_gold
+from ragmeter.errors import UsageError
 from ragmeter.io.files import sha256_file
 from ragmeter.result import Result
 from ragmeter.runner import outputs as out_io
 from ragmeter.runner.cache import DEFAULT_CACHE_DIR, TaskCache, input_hash
 from ragmeter.runner.config import RunConfig, load_config
 from ragmeter.runner.judge_settings import resolve_judge
+from ragmeter.runner.live_tasks import (
+    failed_units,
+    has_task,
+    live_skip_reason,
+    nothing_written,
+    with_system_errors,
+)
 from ragmeter.runner.outputs import OutputFile
 from ragmeter.runner.strata import stratify
 from ragmeter.runner.tasks import TaskContext, TaskSkipped, get_adapter
 from ragmeter.store.records import SampleRecord
+from ragmeter.systems.cache import DEFAULT_SYSTEMS_CACHE
+from ragmeter.systems.corpus import read_corpus
+from ragmeter.systems.runner import call_live_systems, load_systems
+from ragmeter.systems.session import SystemCalls
 
 __all__ = ["SystemRun", "TaskRun", "evaluate", "run_pipeline"]
 
@@ -61,6 +73,8 @@ class SystemRun:
     notes: str | None
     outputs: dict[str, OutputFile] = field(default_factory=dict)
     tasks: dict[str, TaskRun] = field(default_factory=dict)
+    live: dict[str, Any] | None = None  # how a live system was called (docs/systems.md)
+    calls: dict[str, dict[str, Any]] | None = None  # per method: calls, cache hits, errors, time
 
 
 def new_evaluation_id(now: datetime) -> str:
@@ -168,16 +182,19 @@ def _check_strata(cfg: RunConfig, gold: GoldSet) -> None:
             )
 
 
+_READERS = {
+    "answers": out_io.read_answers,
+    "entities": out_io.read_entities,
+    "traces": out_io.read_traces,
+    "run": out_io.read_run,
+}
+
+
 def _read_outputs(
     cfg: RunConfig, gold_all: GoldSet, needed: set[str]
 ) -> dict[str, dict[str, OutputFile]]:
     """Every needed output file of every system, validated against the whole gold set."""
-    readers = {
-        "answers": out_io.read_answers,
-        "entities": out_io.read_entities,
-        "traces": out_io.read_traces,
-        "run": out_io.read_run,
-    }
+    readers = _READERS
     result: dict[str, dict[str, OutputFile]] = {}
     for system in cfg.systems:
         files: dict[str, OutputFile] = {}
@@ -274,8 +291,18 @@ def run_pipeline(
     cache_dir: str | os.PathLike[str] | None = DEFAULT_CACHE_DIR,
     progress: Any = None,
     strict_gates: bool | None = None,
+    systems: Mapping[str, Any] | None = None,
+    systems_cache: str | os.PathLike[str] | None = DEFAULT_SYSTEMS_CACHE,
+    refresh_systems: Sequence[str] = (),
+    results_dir: str | os.PathLike[str] = "results",
 ) -> Any:
-    """Evaluate a validated config; return an :class:`EvaluationResult` (nothing saved)."""
+    """Evaluate a validated config; return an :class:`EvaluationResult` (nothing saved but the
+    outputs of live systems, in ``results_dir/<evaluation-id>/outputs/<system>/``).
+
+    ``systems`` maps system names of the config to live objects (instead of their ``call:``);
+    ``systems_cache`` is the SQLite call cache (``None``: in memory, nothing kept);
+    ``refresh_systems`` names systems whose cached calls are dropped first.
+    """
     from ragmeter.runner.compare import run_comparisons
     from ragmeter.runner.evaluation import EvaluationResult
 
@@ -292,6 +319,41 @@ def run_pipeline(
     runnable = [t for t in cfg.tasks if t not in cfg.unavailable]
     needed = {kind for t in runnable for kind in get_adapter(t).outputs}
     files = _read_outputs(cfg, gold_all, needed)
+    has_live = bool(systems) or any(s.call is not None for s in cfg.systems)
+    corpus = read_corpus(_shown(cfg.resolve_path(ds.corpus))) if has_live and ds.corpus else None
+    live = load_systems(cfg, runnable, systems)
+    for name in refresh_systems:
+        if name not in live:
+            raise UsageError(
+                f"--refresh-system {name!r} is not a live system of the config "
+                f"(expected one of {', '.join(live) or 'the systems with call:'})",
+                command="run",
+            )
+    calls: dict[str, SystemCalls] = {}
+    progress = progress or _NullProgress()
+    bars = contextlib.ExitStack()  # one live display for the calls and the tasks
+    bars.enter_context(progress.running())
+    if live:
+        out_root = Path(results_dir) / evaluation_id / "outputs"
+        try:
+            calls, written = call_live_systems(
+                cfg,
+                live,
+                gold,
+                runnable,
+                cache_path=systems_cache,
+                out_root=out_root,
+                refresh=refresh_systems,
+                progress=progress,
+                corpus=corpus,
+            )
+            for name, kinds in written.items():
+                for kind, path in kinds.items():
+                    if kind not in files[name]:  # files named in the config take precedence
+                        files[name][kind] = _READERS[kind](_shown(path), gold_all)
+        except BaseException:
+            bars.close()
+            raise
     system_runs = {
         s.name: SystemRun(
             s.name,
@@ -300,13 +362,14 @@ def run_pipeline(
             list(s.tags),
             s.notes,
             outputs=files[s.name],
+            live=live[s.name].describe() if s.name in live else None,
+            calls=calls[s.name].stats_dict() if s.name in calls else None,
         )
         for s in cfg.systems
     }
     cache = TaskCache(cache_dir)
     ci_settings = aggregate_ci_settings(cfg)
     factors = list(cfg.model.stratify_by)
-    progress = progress or _NullProgress()
     gold_key = {
         "sha256": gold_all.sha256,
         "format": gold_all.format,
@@ -314,7 +377,7 @@ def run_pipeline(
         "manifest": manifest_hash,
         "offsets": ds.on_offset_mismatch,
     }
-    with progress.running():
+    with bars:
         for task, options in cfg.tasks.items():
             adapter = get_adapter(task)
             metrics = cfg.metrics.get(task, [])
@@ -322,7 +385,11 @@ def run_pipeline(
             requested = list(dict.fromkeys(m.requested for m in metrics))
             unavailable = cfg.unavailable.get(task)
             task_units = list(adapter.units(gold))
-            evaluated = [s for s in cfg.systems if adapter.has_outputs(system_runs[s.name].outputs)]
+            evaluated = [
+                s
+                for s in cfg.systems
+                if has_task(task, adapter, s, system_runs[s.name].outputs, calls.get(s.name))
+            ]
             handle = progress.add(task, len(task_units) * max(len(evaluated), 1))
             for system in cfg.systems:
                 srun = system_runs[system.name]
@@ -336,7 +403,8 @@ def run_pipeline(
                         system.name,
                         task,
                         "skipped",
-                        f"{system.name} has no {kinds} output "
+                        live_skip_reason(task, system.name, live.get(system.name))
+                        or f"{system.name} has no {kinds} output "
                         f"(systems[].outputs.{adapter.outputs[0]})",
                         **common,
                     )
@@ -352,6 +420,19 @@ def run_pipeline(
                     )
                     continue
                 outputs = {k: srun.outputs[k] for k in adapter.outputs if k in srun.outputs}
+                failed = failed_units(
+                    task,
+                    task_units,
+                    calls.get(system.name),
+                    {k for k, v in system.outputs.model_dump().items() if v is not None},
+                    adapter.outputs,
+                )
+                empty = nothing_written(task, task_units, outputs, adapter.outputs, failed)
+                if empty is not None and system.name in calls:
+                    srun.tasks[task] = TaskRun(
+                        system.name, task, "skipped", f"{system.name} {empty}", **common
+                    )
+                    continue
                 uses_llm = adapter.uses_llm(options, metrics)
                 llm_reason = judge.reason if uses_llm else None
                 key = input_hash(
@@ -377,6 +458,22 @@ def run_pipeline(
                     base_dir=str(cfg.base_dir),
                     progress=lambda n, h=handle: progress.advance(h, n),
                 )
+                if failed is not None:  # some calls failed: evaluate the rest, never cache
+                    result, records = with_system_errors(
+                        adapter, ctx, outputs, failed, factors, ci_settings, canonical
+                    )
+                    srun.tasks[task] = TaskRun(
+                        system.name,
+                        task,
+                        "skipped" if llm_reason else "ok",
+                        llm_reason,
+                        result,
+                        records,
+                        key,
+                        False,
+                        **common,
+                    )
+                    continue
                 result = cache.get(task, key) if llm_reason is None else None
                 reused = result is not None
                 if result is None:
@@ -435,24 +532,53 @@ def run_pipeline(
 
 
 def evaluate(
-    config: str | os.PathLike[str] | Mapping[str, Any],
+    config: str | os.PathLike[str] | Mapping[str, Any] | None = None,
     *,
     base_dir: str | os.PathLike[str] | None = None,
     cache_dir: str | os.PathLike[str] | None = DEFAULT_CACHE_DIR,
     progress: bool = False,
     strict_gates: bool | None = None,
+    systems: Mapping[str, Any] | None = None,
+    dataset: str | os.PathLike[str] | None = None,
+    tasks: Sequence[str] | Mapping[str, Any] | None = None,
+    systems_cache: str | os.PathLike[str] | None = DEFAULT_SYSTEMS_CACHE,
+    refresh_systems: Sequence[str] = (),
+    results_dir: str | os.PathLike[str] = "results",
 ) -> Any:
-    """Evaluate every system of a config on every task it has outputs for.
+    """Evaluate every system of a config on every task it has outputs (or methods) for.
 
     ``config`` is a path to a ``ragmeter.yaml`` or a dict with the same keys (paths in a dict
     are relative to ``base_dir``, default the working directory). Returns an
     :class:`~ragmeter.runner.evaluation.EvaluationResult`; nothing is stored until you call its
     ``save()``. ``cache_dir=None`` turns off the re-use of unchanged task results.
+
+    ``systems={name: obj}`` hands in live systems (objects with any of the methods of
+    :mod:`ragmeter.systems`) for systems named in the config, or, without a config, with
+    ``dataset="gold.jsonl"`` and ``tasks=[...]``: ``evaluate(dataset="gold.jsonl",
+    systems={"my-rag": pipeline}, tasks=["retrieval", "answers"])``. Their calls go through
+    the call cache ``systems_cache`` (``None``: in memory) and their outputs are written to
+    ``results_dir/<evaluation-id>/outputs/<system>/``.
     """
-    cfg = load_config(config, base_dir=base_dir)
+    if config is None:
+        if dataset is None or not systems:
+            raise UsageError("evaluate: without a config, give dataset= and systems= (and tasks=)")
+        task_block = dict(tasks) if isinstance(tasks, Mapping) else {t: {} for t in tasks or ()}
+        config = {
+            "project": "python",
+            "dataset": {"path": os.fspath(dataset)},
+            "systems": [{"name": name} for name in systems],
+            "tasks": task_block,
+        }
+    elif dataset is not None or tasks is not None:
+        raise UsageError("evaluate: dataset= and tasks= go in the config when one is given")
+    cfg = load_config(config, base_dir=base_dir, live=list(systems or ()))
     return run_pipeline(
         cfg,
         cache_dir=cache_dir,
         progress=RichProgress() if progress else None,
         strict_gates=strict_gates,
+        systems=systems,
+        systems_cache=systems_cache,
+        refresh_systems=refresh_systems,
+        results_dir=results_dir,
     )

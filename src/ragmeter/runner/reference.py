@@ -62,6 +62,8 @@ def _default(field: Any) -> str:
         return f"`{value}`"
     if isinstance(value, bool):
         return f"`{str(value).lower()}`"
+    if isinstance(value, BaseModel):  # a block whose keys all have defaults: shown below
+        return "`{}`"
     return f"`{value}`"
 
 
