@@ -113,9 +113,10 @@ def llm_installed(config: JudgeConfig) -> bool:
 
 def make_client(config: JudgeConfig, negotiation: Mapping[str, Any] | None = None) -> Any:
     """The client for ``config``: OpenAI-compatible, or LiteLLM for other providers."""
-    from ragmeter.judge.secrets import Redactor
+    from ragmeter.judge.secrets import Redactor, url_secrets
 
-    redactor = Redactor([config.api_key])
+    # a key may also travel in the base URL (``?api-key=``, user info): mask it the same way
+    redactor = Redactor([config.api_key, *url_secrets(config.base_url)])
     if config.is_litellm:
         from ragmeter.judge.litellm_client import LiteLLMJudgeClient
 
@@ -141,6 +142,7 @@ def make_client(config: JudgeConfig, negotiation: Mapping[str, Any] | None = Non
         negotiation=negotiation,
         extra_params=config.extra_params,
         redactor=redactor,
+        max_reply_bytes=config.max_reply_bytes,
     )
 
 

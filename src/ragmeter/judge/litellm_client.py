@@ -9,6 +9,7 @@ cost data is ignored.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Mapping
@@ -20,10 +21,10 @@ from ragmeter.judge.client import (
     Negotiation,
     RequestRejected,
     TransientError,
-    _to_response,
     classify_status,
     effective_params,
 )
+from ragmeter.judge.replies import decode_reply
 from ragmeter.judge.secrets import Redactor
 
 __all__ = ["LiteLLMJudgeClient", "import_litellm"]
@@ -122,6 +123,12 @@ class LiteLLMJudgeClient:
                 ) from None
             raise RequestRejected(400, self.redact(str(exc)) or name) from None
         latency = (time.perf_counter() - t0) * 1000.0
-        return _to_response(
-            resp, latency, effective_params(req.params, neg, has_schema=req.schema is not None)
+        # the same reading as the OpenAI client's, so an odd reply is classified the same way
+        data = resp.model_dump() if hasattr(resp, "model_dump") else resp
+        body = json.dumps(data, default=str).encode("utf-8")
+        return decode_reply(
+            body,
+            latency,
+            effective_params(req.params, neg, has_schema=req.schema is not None),
+            self.redact,
         )

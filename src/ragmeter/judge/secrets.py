@@ -1,17 +1,26 @@
 """Keeping API keys out of everything ragmeter writes (specs/judge.md §9).
 
 Keys come only from the environment. Base URLs are reduced before they are recorded anywhere
-(no user info, query or fragment), and every error detail or log line passes through a
-:class:`Redactor` that masks the literal key, ``Authorization`` headers and ``Bearer`` tokens.
+(no user info, query or fragment), and every error detail, log line and judge reply passes
+through a :class:`Redactor` that masks the literal key, the parts of it that endpoints echo in
+their messages (``sk-relia...9d2c41``, ``sk-proj-****9d2c``), credentials carried in the base
+URL, ``Authorization`` headers and ``Bearer`` tokens.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-__all__ = ["MASK", "Redactor", "clean_url", "endpoint_id"]
+__all__ = [
+    "MASK",
+    "Redactor",
+    "clean_url",
+    "endpoint_id",
+    "is_secret_param",
+    "url_secrets",
+]
 
 MASK = "***"
 
@@ -20,6 +29,47 @@ _AUTH_HEADER = re.compile(
 )
 _BEARER = re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]+")
 _SK = re.compile(r"\bsk-[A-Za-z0-9_-]{8,}")
+# a key shown in part: visible characters around an elision ("sk-relia...9d2c41",
+# "sk-proj-*****9d2c", "…9d2c"), the way OpenAI-compatible servers print a wrong key
+# (anchored at the start of a word, so a reply of megabytes is scanned in linear time)
+_ELIDED = re.compile(
+    r"(?<![A-Za-z0-9_-])(?P<pre>[A-Za-z0-9_-]*)"
+    r"(?:\.{2,}|\u2026|\*{2,}|\u2022{2,})(?P<post>[A-Za-z0-9_-]*)"
+)
+_WORD = re.compile(r"[A-Za-z0-9_-]{6,}")
+ELIDED_MIN = 4  # visible characters next to an elision that identify the key
+FRAGMENT_MIN = 6  # a bare word that is part of the key
+
+# query-string parameters that carry credentials (Azure's api-key, Google's key, tokens,
+# signatures); matched on the lower-cased name without separators
+_SECRET_PARAM_WORDS = ("key", "token", "secret", "passw", "pwd", "auth", "sig", "credential")
+
+
+def is_secret_param(name: str) -> bool:
+    """True for a query or config key whose value is a credential.
+
+    >>> [is_secret_param(n) for n in ("api-key", "key", "access_token", "sig", "model", "v")]
+    [True, True, True, True, False, False]
+    """
+    flat = re.sub(r"[^a-z]", "", name.lower())
+    return any(w in flat for w in _SECRET_PARAM_WORDS)
+
+
+def url_secrets(url: str | None) -> list[str]:
+    """The credentials a URL carries: its password and secret-looking query values.
+
+    >>> url_secrets("https://u:pw-123@host/v1?api-version=2024&api-key=abcd1234")
+    ['pw-123', 'abcd1234']
+    """
+    if not url:
+        return []
+    try:
+        parts = urlsplit(url.strip())
+        out = [parts.password] if parts.password else []
+    except ValueError:  # an unparsable port or host: nothing reliable to pull out
+        return []
+    out.extend(v for k, v in parse_qsl(parts.query, keep_blank_values=False) if is_secret_param(k))
+    return [s for s in out if s]
 
 
 def clean_url(url: str | None) -> str | None:
@@ -66,11 +116,20 @@ def endpoint_id(url: str | None) -> str:
 class Redactor:
     """Masks secrets in any text before it is shown, logged or stored.
 
+    Besides the whole key it masks the parts of it that endpoints echo: an elided key whose
+    visible start is a prefix or whose visible end is a suffix of the key (at least
+    ``ELIDED_MIN`` characters), and any word of at least ``FRAGMENT_MIN`` characters that
+    occurs inside the key.
+
     >>> r = Redactor(["sk-test-SENTINEL-7f3a"])
     >>> r("bad key sk-test-SENTINEL-7f3a; Authorization: Bearer abc.def")
     'bad key ***; Authorization: ***'
     >>> r("headers {'authorization': 'Bearer xyz'}")
     "headers {'authorization': '***'}"
+    >>> r("Incorrect API key provided: sk-tes...7f3a. Key ending in ENTINEL-7f3a.")
+    'Incorrect API key provided: ***. Key ending in ***.'
+    >>> r("sk-test-***********7f3a and the end...")
+    '*** and the end...'
     """
 
     def __init__(self, secrets: Iterable[str | None] = ()) -> None:
@@ -87,5 +146,21 @@ class Redactor:
         out = _AUTH_HEADER.sub(lambda m: m.group(1) + m.group(2) + MASK, out)
         for s in self._secrets:
             out = out.replace(s, MASK)
+        if self._secrets:
+            out = _ELIDED.sub(self._elided, out)
+            out = _WORD.sub(self._fragment, out)
         out = _SK.sub(MASK, out)
         return out
+
+    def _elided(self, m: re.Match[str]) -> str:
+        pre, post = m.group("pre"), m.group("post")
+        for s in self._secrets:
+            if (len(pre) >= ELIDED_MIN and s.startswith(pre)) or (
+                len(post) >= ELIDED_MIN and s.endswith(post)
+            ):
+                return MASK
+        return m.group(0)
+
+    def _fragment(self, m: re.Match[str]) -> str:
+        word = m.group(0)
+        return MASK if any(word in s for s in self._secrets) else word
