@@ -207,7 +207,8 @@ LEAKS = (SENTINEL_KEY, "SENTINEL", "sk-test", "L-7f3a", "-7f3a")
 
 def test_an_echoed_key_is_masked_in_every_file(tmp_path, judge_env, fake, capfd):
     rows_in = samples(4)
-    for row, tag in zip(rows_in, ("key_refusal", "key_in_reply", "partial_key_400", "ok")):
+    tags = ("key_refusal", "key_in_reply", "partial_key_400", "ok")
+    for row, tag in zip(rows_in, tags, strict=True):
         row["reference"] += f" [[rm-test:{tag}]]"
     inp = write_jsonl(tmp_path / "in.jsonl", rows_in)
     out = tmp_path / "out"
