@@ -30,6 +30,21 @@ from ragmeter.judge.secrets import Redactor
 __all__ = ["LiteLLMJudgeClient", "import_litellm"]
 
 
+def _plain(obj: Any) -> Any:
+    """litellm's response objects (pydantic models, or any attribute bag) as plain JSON."""
+    if obj is None or isinstance(obj, (str, int, float, bool)):
+        return obj
+    if isinstance(obj, Mapping):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if hasattr(obj, "model_dump"):
+        return _plain(obj.model_dump())
+    if hasattr(obj, "__dict__"):
+        return _plain(vars(obj))
+    return str(obj)
+
+
 def import_litellm() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
@@ -124,8 +139,7 @@ class LiteLLMJudgeClient:
             raise RequestRejected(400, self.redact(str(exc)) or name) from None
         latency = (time.perf_counter() - t0) * 1000.0
         # the same reading as the OpenAI client's, so an odd reply is classified the same way
-        data = resp.model_dump() if hasattr(resp, "model_dump") else resp
-        body = json.dumps(data, default=str).encode("utf-8")
+        body = json.dumps(_plain(resp)).encode("utf-8")
         return decode_reply(
             body,
             latency,

@@ -19,6 +19,7 @@ __all__ = [
     "clean_url",
     "endpoint_id",
     "is_secret_param",
+    "mask_url",
     "url_secrets",
 ]
 
@@ -53,6 +54,41 @@ def is_secret_param(name: str) -> bool:
     """
     flat = re.sub(r"[^a-z]", "", name.lower())
     return any(w in flat for w in _SECRET_PARAM_WORDS)
+
+
+_URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/@?#\s]+@)?")
+_QUERY_PAIR = re.compile(r"(?P<sep>[?&;])(?P<name>[^=&;#]+)=(?P<value>[^&;#]*)")
+
+
+def mask_url(text: str) -> str:
+    """A URL with its credentials masked and everything else kept (what configs record).
+
+    User info becomes ``***@`` and the value of every query parameter that carries a
+    credential (``api-key``, ``key``, ``token``, ``sig``, ...) becomes ``***``; text that is not
+    a URL is returned as it is.
+
+    >>> mask_url("https://me.openai.azure.com/v1?api-version=2024-06-01&api-key=abc123")
+    'https://me.openai.azure.com/v1?api-version=2024-06-01&api-key=***'
+    >>> mask_url("postgresql://user:pw@db/ragmeter?sslmode=require")
+    'postgresql://***@db/ragmeter?sslmode=require'
+    >>> mask_url("not a url ?key=1")
+    'not a url ?key=1'
+    """
+    m = _URL.match(text)
+    if m is None:
+        return text
+    head = m.group("scheme") + ("***@" if m.group("userinfo") else "")
+    rest = text[m.end() :]
+    q = rest.find("?")
+    if q < 0:
+        return head + rest
+
+    def pair(p: re.Match[str]) -> str:
+        if not is_secret_param(p.group("name")):
+            return p.group(0)
+        return f"{p.group('sep')}{p.group('name')}={MASK}"
+
+    return head + rest[:q] + _QUERY_PAIR.sub(pair, rest[q:])
 
 
 def url_secrets(url: str | None) -> list[str]:
