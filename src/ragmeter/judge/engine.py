@@ -68,7 +68,10 @@ def plan_metrics(metrics: Iterable[str], rubrics: Iterable[RubricDef] = ()) -> P
     requested: dict[str, str] = {}
     for raw in metrics:
         name = raw.split(".", 1)[1] if raw.startswith("judge.") else raw
-        hit = registry.resolve(name, task="judge")
+        try:
+            hit = registry.resolve(name, task="judge")
+        except registry.UnknownMetricError:
+            raise _unknown_metric(name, rubric_names) from None
         canonical = hit.canonical
         if canonical == "rubric":
             if not rubric_names:
@@ -92,6 +95,30 @@ def plan_metrics(metrics: Iterable[str], rubrics: Iterable[RubricDef] = ()) -> P
     if not pipelines:
         raise UsageError("no metrics given (use -m METRIC)", command="judge")
     return Plan(tuple(pipelines), outputs, requested)
+
+
+def _unknown_metric(name: str, rubric_names: Sequence[str]) -> UsageError:
+    """An unknown metric name, with the valid names and the closest spellings.
+
+    >>> print(_unknown_metric("faithfulnes", []))  # doctest: +ELLIPSIS
+    ragmeter judge: unknown judge metric 'faithfulnes' (expected one of ...); did you mean ...
+    """
+    from ragmeter import registry
+
+    task = registry.get_task("judge")
+    valid = [m.name for m in task.metrics] + [f"rubric:{n}" for n in rubric_names]
+    close = registry.suggest(name, [*task.names(), *valid])
+    quoted = [f"'{c}'" for c in close]
+    hint = ""
+    if quoted:
+        hint = "; did you mean " + (
+            quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+        )
+        hint += "?"
+    return UsageError(
+        f"unknown judge metric {name!r} (expected one of {', '.join(valid)}){hint}",
+        command="judge",
+    )
 
 
 def module_available(name: str) -> bool:
