@@ -239,6 +239,8 @@ def fault_scenario(
                 "code": "invalid_api_key",
             },
         )
+    if base == "cut_body":  # the connection closes halfway through the body
+        return Reply(raw=good_text.encode()[:20], content_type="application/json", drip=-1.0)
     if base == "huge_reply":
         return Reply(content=good_text + " " * server.huge_bytes)
     return None
@@ -564,6 +566,15 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(
                     reply.status, {"error": reply.error or {"message": "error"}}, reply.headers
                 )
+                return
+            if reply.raw is not None and reply.drip < 0:  # announce more than is sent
+                self.send_response(200)
+                self.send_header("Content-Type", reply.content_type)
+                self.send_header("Content-Length", str(len(reply.raw) * 10))
+                self.end_headers()
+                self.wfile.write(reply.raw)
+                self.wfile.flush()
+                self.close_connection = True
                 return
             if reply.raw is not None:
                 self._send(200, None, reply.headers, raw=reply.raw, content_type=reply.content_type)

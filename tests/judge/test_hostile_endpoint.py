@@ -1,4 +1,4 @@
-"""A hostile or broken endpoint: whatever it sends becomes a per-sample status (judge.md §4, §6).
+"""A hostile or broken endpoint: whatever it sends becomes a per-sample status.
 
 The fake server plays the faults a real deployment meets (a proxy's HTML page with status 200,
 ``null``, an error object, a cut-off body, a slow drip, a reply of megabytes, a key echoed back),
@@ -79,6 +79,19 @@ def test_a_fault_once_then_a_good_reply_is_ok(fake, make_config, fault):
     assert len(fake.requests) == 2
     (entry,) = rows(Path(make_config().cache_path))
     assert entry[1] == 1
+
+
+def test_a_body_cut_off_by_the_connection_is_retried_as_a_connection_error(fake, make_config):
+    clock = FakeClock()
+    res = rj.evaluate(
+        [ac("cut_body"), ac("cut_body_once", "once")],
+        ["answer_correctness"],
+        config=make_config(max_attempts=2),
+        clock=clock,
+    )
+    assert res.statuses("answer_correctness") == {"q": "timeout", "once": "ok"}
+    bad = next(r for r in res.records if r["id"] == "q")
+    assert bad["detail"] == "connection lost while reading the reply after 2 attempts"
 
 
 def test_a_re_run_after_a_fault_asks_again(fake, make_config):

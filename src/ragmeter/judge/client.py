@@ -314,13 +314,37 @@ class OpenAIJudgeClient:
             limit = self.max_reply_bytes
             chunks: list[bytes] = []
             size = 0
-            async for chunk in raw.iter_bytes():
-                size += len(chunk)
-                if limit is not None and size > limit:
-                    # leaving the block closes the connection: the rest is never downloaded
-                    raise ReplyTooLarge(limit)
-                chunks.append(chunk)
+            # the SDK maps transport errors to its own classes only up to the headers; the
+            # body is read here, so its errors are mapped here
+            try:
+                async for chunk in raw.iter_bytes():
+                    size += len(chunk)
+                    if limit is not None and size > limit:
+                        # leaving the block closes the connection: the rest is never read
+                        raise ReplyTooLarge(limit)
+                    chunks.append(chunk)
+            except Exception as exc:
+                mapped = _body_error(exc)
+                if mapped is None:
+                    raise
+                raise mapped from None
             return b"".join(chunks)
+
+
+def _body_error(exc: BaseException) -> TransientError | None:
+    """An error of the HTTP library while the body was read, as the runtime's class.
+
+    Matched by class name, since SDK releases ship different HTTP libraries (``httpx``,
+    ``httpx2``) with the same exception hierarchy.
+    """
+    names = {c.__name__ for c in type(exc).__mro__}
+    if "TimeoutException" in names:
+        return TransientError("timeout", None, "read timeout")
+    if "DecodingError" in names:
+        return TransientError("bad_reply", None, "HTTP 200 with a body that cannot be decoded")
+    if names & {"TransportError", "RequestError", "HTTPError"}:
+        return TransientError("connection", None, "connection lost while reading the reply")
+    return None
 
 
 def _headers(exc: Any) -> Mapping[str, str]:

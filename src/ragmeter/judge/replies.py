@@ -1,4 +1,4 @@
-"""Judge replies: reading an HTTP-200 body, and the status one reply gives (judge.md §3, §4).
+"""Judge replies: reading an HTTP-200 body, and the status one reply gives (docs/judge.md).
 
 :func:`decode_reply` turns whatever an endpoint sends with status 200 into a
 :class:`~ragmeter.judge.client.JudgeResponse` or an endpoint fault; :func:`scrub` masks the key

@@ -1,4 +1,4 @@
-"""Keeping API keys out of everything ragmeter writes (specs/judge.md §9).
+"""Keeping API keys out of everything ragmeter writes (docs/judge.md, "Secrets").
 
 Keys come only from the environment. Base URLs are reduced before they are recorded anywhere
 (no user info, query or fragment), and every error detail, log line and judge reply passes
