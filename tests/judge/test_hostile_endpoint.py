@@ -104,6 +104,27 @@ def test_a_re_run_after_a_fault_asks_again(fake, make_config):
     assert len(fake.requests) == 2  # nothing was cached, so the call is sent again
 
 
+def test_a_fault_cached_by_an_earlier_release_is_asked_again(fake, make_config):
+    cfg = make_config()
+    rj.evaluate([ac("ok")], ["answer_correctness"], config=cfg)
+    # what an earlier release stored for a proxy's HTML page: a "reply" with nothing in it
+    empty = {
+        "text": None,
+        "refusal": None,
+        "finish_reason": None,
+        "usage": {"prompt_tokens": None, "completion_tokens": None, "cached_prompt_tokens": None},
+        "model": None,
+        "logprobs": None,
+    }
+    con = sqlite3.connect(cfg.cache_path)
+    con.execute("UPDATE judge_cache SET response_json = ?, valid = 0", (json.dumps(empty),))
+    con.commit()
+    con.close()
+    res = rj.evaluate([ac("ok")], ["answer_correctness"], config=cfg)
+    assert res.statuses("answer_correctness") == {"q": "ok"}
+    assert len(fake.requests) == 2
+
+
 def test_the_cli_reports_a_malformed_body_per_sample_and_exits_0(tmp_path, judge_env, fake):
     rows_in = samples(3)
     rows_in[1]["reference"] += " [[rm-test:bad_json_body]]"

@@ -28,6 +28,7 @@ __all__ = [
     "response_dict",
     "scrub",
     "too_large",
+    "was_fault",
 ]
 
 TRUNCATED = "truncated"
@@ -238,3 +239,16 @@ def scrub(response: dict[str, Any], redact: Redactor) -> dict[str, Any]:
     if changed:
         out["logprobs"] = None
     return out
+
+
+def was_fault(response: Mapping[str, Any]) -> bool:
+    """A cached "reply" that carries nothing a server's chat completion has: no text, refusal,
+    finish reason, model or usage. Earlier releases cached a proxy's HTML page, ``null`` or an
+    error object this way (replayed as ``parse_error: empty reply``); such an entry is a fault.
+    """
+    if response.get("fault"):
+        return False  # reply_too_large: a real reply, deliberately not kept
+    usage = response.get("usage") or {}
+    return all(
+        response.get(k) is None for k in ("text", "refusal", "finish_reason", "model")
+    ) and all(v is None for v in usage.values())

@@ -57,6 +57,7 @@ from ragmeter.judge.replies import (
     response_dict,
     scrub,
     too_large,
+    was_fault,
 )
 from ragmeter.judge.schemas import OutputSpec
 from ragmeter.judge.secrets import Redactor, endpoint_id, url_secrets
@@ -324,8 +325,11 @@ class JudgeRuntime:
 
         if not self.refresh_cache:
             entry = self.cache.get(key)
+            if entry is not None and not entry.valid and was_fault(entry.response):
+                entry = None  # a fault stored by an earlier release is asked again, not replayed
             if entry is not None and (entry.valid or not self.retry_errors):
-                ex = assess(entry.response, spec)
+                # entries written before replies were redacted are masked on the way out
+                ex = assess(scrub(entry.response, self.redact), spec)
                 ex.cache_hit = True
                 ex.key = key
                 self._hit(ctx, stage, kind, ex.status)
