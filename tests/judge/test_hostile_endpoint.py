@@ -290,3 +290,48 @@ def test_an_echoed_key_is_masked_in_every_file(tmp_path, judge_env, fake, capfd)
     for text in texts:
         for leak in LEAKS:
             assert leak not in text
+
+
+KEY = "sk-relia-0123456789abcdef9d2c41"
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("Incorrect API key provided: sk-relia...9d2c41", "Incorrect API key provided: ***"),
+        (f"Bad key provided: sk-relia{'*' * 20}9d2c41.", "Bad key provided: ***."),
+        ("key \u20269d2c41 was revoked", "key *** was revoked"),
+        ("key sk-r...", "key ***"),
+        ("the key ending in 9d2c41 is wrong", "the key ending in *** is wrong"),
+        ("prefix 0123456789 seen", "prefix *** seen"),
+        # not the key: short fragments, other words next to an ellipsis, ordinary text
+        ("and so on... the end...", "and so on... the end..."),
+        ("model gpt-4o... failed after 9d2c retries", "model gpt-4o... failed after 9d2c retries"),
+    ],
+)
+def test_the_redactor_masks_the_key_whole_or_in_part(text, masked):
+    from ragmeter.judge.secrets import Redactor
+
+    assert Redactor([KEY])(text) == masked
+
+
+@pytest.mark.parametrize(
+    ("url", "masked", "secrets"),
+    [
+        (
+            "https://me.openai.azure.com/openai/v1?api-version=2024-06-01&api-key=abc123",
+            "https://me.openai.azure.com/openai/v1?api-version=2024-06-01&api-key=***",
+            ["abc123"],
+        ),
+        ("https://h/v1?key=AIza999", "https://h/v1?key=***", ["AIza999"]),
+        ("https://h/v1?access_token=t0k&model=m", "https://h/v1?access_token=***&model=m", ["t0k"]),
+        ("https://h/v1?sv=1&sig=s1g#frag", "https://h/v1?sv=1&sig=***#frag", ["s1g"]),
+        ("https://u:pw@h/v1", "https://***@h/v1", ["pw"]),
+        ("http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1", []),
+    ],
+)
+def test_credentials_in_a_base_url_are_found_and_masked(url, masked, secrets):
+    from ragmeter.judge.secrets import mask_url, url_secrets
+
+    assert mask_url(url) == masked
+    assert url_secrets(url) == secrets
