@@ -104,20 +104,38 @@ def test_a_re_run_after_a_fault_asks_again(fake, make_config):
     assert len(fake.requests) == 2  # nothing was cached, so the call is sent again
 
 
-def test_a_fault_cached_by_an_earlier_release_is_asked_again(fake, make_config):
-    cfg = make_config()
-    rj.evaluate([ac("ok")], ["answer_correctness"], config=cfg)
-    # what an earlier release stored for a proxy's HTML page: a "reply" with nothing in it
-    empty = {
+EMPTY_USAGE = {"prompt_tokens": None, "completion_tokens": None, "cached_prompt_tokens": None}
+# what an earlier release stored for a proxy's HTML page (a "reply" with nothing in it), and for
+# a message.content that was a JSON object (kept as it came)
+LEGACY_FAULTS = {
+    "empty": {
         "text": None,
         "refusal": None,
         "finish_reason": None,
-        "usage": {"prompt_tokens": None, "completion_tokens": None, "cached_prompt_tokens": None},
+        "usage": EMPTY_USAGE,
         "model": None,
         "logprobs": None,
-    }
+    },
+    "object": {
+        "text": {"reference_claims": []},
+        "refusal": None,
+        "finish_reason": "stop",
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "cached_prompt_tokens": None},
+        "model": "judge-test-model",
+        "logprobs": None,
+    },
+}
+
+
+@pytest.mark.parametrize("legacy", sorted(LEGACY_FAULTS))
+def test_a_fault_cached_by_an_earlier_release_is_asked_again(fake, make_config, legacy):
+    cfg = make_config()
+    rj.evaluate([ac("ok")], ["answer_correctness"], config=cfg)
     con = sqlite3.connect(cfg.cache_path)
-    con.execute("UPDATE judge_cache SET response_json = ?, valid = 0", (json.dumps(empty),))
+    con.execute(
+        "UPDATE judge_cache SET response_json = ?, valid = 0",
+        (json.dumps(LEGACY_FAULTS[legacy]),),
+    )
     con.commit()
     con.close()
     res = rj.evaluate([ac("ok")], ["answer_correctness"], config=cfg)

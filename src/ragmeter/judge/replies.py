@@ -242,12 +242,15 @@ def scrub(response: dict[str, Any], redact: Redactor) -> dict[str, Any]:
 
 
 def was_fault(response: Mapping[str, Any]) -> bool:
-    """A cached "reply" that carries nothing a server's chat completion has: no text, refusal,
-    finish reason, model or usage. Earlier releases cached a proxy's HTML page, ``null`` or an
-    error object this way (replayed as ``parse_error: empty reply``); such an entry is a fault.
+    """A cached "reply" that is an endpoint fault stored by an earlier release: one that carries
+    nothing a chat completion has (no text, refusal, finish reason, model or usage: a proxy's
+    HTML page, ``null`` or an error object, replayed as ``parse_error: empty reply``), or whose
+    text is not text (a ``message.content`` that was a JSON object).
     """
     if response.get("fault"):
         return False  # reply_too_large: a real reply, deliberately not kept
+    if not isinstance(response.get("text"), (str, type(None))):
+        return True  # a message.content that was a JSON object, cached as it came
     usage = response.get("usage") or {}
     return all(
         response.get(k) is None for k in ("text", "refusal", "finish_reason", "model")
