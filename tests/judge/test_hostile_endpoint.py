@@ -324,6 +324,10 @@ KEY = "sk-relia-0123456789abcdef9d2c41"
         ("prefix 0123456789 seen", "prefix *** seen"),
         # not the key: short fragments, other words next to an ellipsis, ordinary text
         ("and so on... the end...", "and so on... the end..."),
+        (
+            "a word of the key without digits: relia, abcdef",
+            "a word of the key without digits: relia, abcdef",
+        ),
         ("model gpt-4o... failed after 9d2c retries", "model gpt-4o... failed after 9d2c retries"),
     ],
 )
@@ -353,3 +357,16 @@ def test_credentials_in_a_base_url_are_found_and_masked(url, masked, secrets):
 
     assert mask_url(url) == masked
     assert url_secrets(url) == secrets
+
+
+def test_a_reply_is_rewritten_only_for_the_configured_key():
+    from ragmeter.judge.secrets import Redactor
+
+    r = Redactor(["sk-no-key-required"])  # the llama.cpp server's placeholder key
+    text = "A permit is required; authorization: granted to the Bearer bonds holder."
+    assert r.reply(text) == text
+    assert r.reply("you sent sk-no-key-required") == "you sent ***"
+    # placeholders shorter than 8 characters are never masked inside a reply
+    assert Redactor(["EMPTY", "none"]).reply('{"verdict": "none", "x": "EMPTY"}') == (
+        '{"verdict": "none", "x": "EMPTY"}'
+    )

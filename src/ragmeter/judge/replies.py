@@ -231,9 +231,10 @@ def scrub(response: dict[str, Any], redact: Redactor) -> dict[str, Any]:
     """
     out = dict(response)
     changed = False
+    mask = getattr(redact, "reply", redact)  # data in a reply is not an HTTP header
     for k in ("text", "refusal", "model"):
         if isinstance(out.get(k), str):
-            masked = redact(out[k])
+            masked = mask(out[k])
             changed = changed or masked != out[k]
             out[k] = masked
     if changed:

@@ -40,6 +40,7 @@ _ELIDED = re.compile(
 _WORD = re.compile(r"[A-Za-z0-9_-]{6,}")
 ELIDED_MIN = 4  # visible characters next to an elision that identify the key
 FRAGMENT_MIN = 6  # a bare word that is part of the key
+REPLY_MIN = 8  # secrets shorter than this are placeholders, not masked inside model replies
 
 # query-string parameters that carry credentials (Azure's api-key, Google's key, tokens,
 # signatures); matched on the lower-cased name without separators
@@ -154,8 +155,8 @@ class Redactor:
 
     Besides the whole key it masks the parts of it that endpoints echo: an elided key whose
     visible start is a prefix or whose visible end is a suffix of the key (at least
-    ``ELIDED_MIN`` characters), and any word of at least ``FRAGMENT_MIN`` characters that
-    occurs inside the key.
+    ``ELIDED_MIN`` characters), and any word of at least ``FRAGMENT_MIN`` characters, with a
+    digit in it, that occurs inside the key.
 
     >>> r = Redactor(["sk-test-SENTINEL-7f3a"])
     >>> r("bad key sk-test-SENTINEL-7f3a; Authorization: Bearer abc.def")
@@ -166,10 +167,22 @@ class Redactor:
     'Incorrect API key provided: ***. Key ending in ***.'
     >>> r("sk-test-***********7f3a and the end...")
     '*** and the end...'
+
+    :meth:`reply` masks a model's reply, where words like "bearer" or "authorization" are data:
+    only the configured secrets and their parts, and only secrets of at least ``REPLY_MIN``
+    characters (a placeholder such as ``EMPTY`` or ``none`` is not a secret worth rewriting a
+    reply for).
+
+    >>> r.reply("Bearer bonds need authorization: yes; key sk-test-SENTINEL-7f3a")
+    'Bearer bonds need authorization: yes; key ***'
+    >>> Redactor(["none"]).reply('{"verdict": "none"}')
+    '{"verdict": "none"}'
     """
 
     def __init__(self, secrets: Iterable[str | None] = ()) -> None:
-        self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
+        self._secrets: list[str] = []
+        for secret in secrets:
+            self.add(secret)
 
     def add(self, secret: str | None) -> None:
         if secret and len(secret) >= 4 and secret not in self._secrets:
@@ -180,23 +193,36 @@ class Redactor:
             return None
         out = _BEARER.sub(MASK, str(text))
         out = _AUTH_HEADER.sub(lambda m: m.group(1) + m.group(2) + MASK, out)
-        for s in self._secrets:
-            out = out.replace(s, MASK)
-        if self._secrets:
-            out = _ELIDED.sub(self._elided, out)
-            out = _WORD.sub(self._fragment, out)
+        out = self._mask(out, self._secrets)
         out = _SK.sub(MASK, out)
         return out
 
-    def _elided(self, m: re.Match[str]) -> str:
-        pre, post = m.group("pre"), m.group("post")
-        for s in self._secrets:
-            if (len(pre) >= ELIDED_MIN and s.startswith(pre)) or (
-                len(post) >= ELIDED_MIN and s.endswith(post)
-            ):
-                return MASK
-        return m.group(0)
+    def reply(self, text: str) -> str:
+        """``text`` of a model's reply with the configured secrets, whole or in part, masked."""
+        return self._mask(text, [s for s in self._secrets if len(s) >= REPLY_MIN])
 
-    def _fragment(self, m: re.Match[str]) -> str:
-        word = m.group(0)
-        return MASK if any(word in s for s in self._secrets) else word
+    @staticmethod
+    def _mask(text: str, secrets: list[str]) -> str:
+        if not secrets:
+            return text
+        for s in secrets:
+            text = text.replace(s, MASK)
+
+        def elided(m: re.Match[str]) -> str:
+            pre, post = m.group("pre"), m.group("post")
+            for s in secrets:
+                if (len(pre) >= ELIDED_MIN and s.startswith(pre)) or (
+                    len(post) >= ELIDED_MIN and s.endswith(post)
+                ):
+                    return MASK
+            return m.group(0)
+
+        def fragment(m: re.Match[str]) -> str:
+            word = m.group(0)
+            # a key's random characters include digits; a plain word that happens to occur
+            # in the key ("required" in "sk-no-key-required") is left alone
+            keyish = any(c.isdigit() for c in word)
+            return MASK if keyish and any(word in s for s in secrets) else word
+
+        text = _ELIDED.sub(elided, text)
+        return _WORD.sub(fragment, text)
