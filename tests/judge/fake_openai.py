@@ -34,7 +34,7 @@ SENTINEL_KEY = "sk-test-SENTINEL-7f3a"
 @dataclass
 class Reply:
     status: int = 200
-    content: str | None = None
+    content: Any = None  # normally a string; anything else is sent as that JSON value
     refusal: str | None = None
     finish_reason: str = "stop"
     usage: tuple[int, int] | None = (100, 20)
@@ -43,6 +43,23 @@ class Reply:
     error: dict[str, Any] | None = None  # error body for non-200 replies
     delay: float = 0.0
     logprobs: list[dict[str, Any]] | None = None
+    raw: bytes | None = None  # the body as it is, instead of a chat completion (faults)
+    content_type: str = "application/json"
+    drip: float = 0.0  # seconds between the body's bytes (a slow-drip server)
+
+
+# bodies that proxies and broken servers send with HTTP 200 (endpoint faults)
+FAULT_BODIES: dict[str, tuple[bytes, str]] = {
+    "bad_json_body": (b'{"id":"x","choices":[ this is not json', "application/json"),
+    "html_page": (b"<html><body><h1>502 Bad Gateway</h1></body></html>", "text/html"),
+    "null_body": (b"null", "application/json"),
+    "array_body": (b"[1,2,3]", "application/json"),
+    "error_200": (
+        b'{"error": {"message": "upstream overloaded", "type": "server_error"}}',
+        "application/json",
+    ),
+    "empty_body": (b"", "application/json"),
+}
 
 
 @dataclass
@@ -189,11 +206,54 @@ def _json(obj: Any) -> str:
     return json.dumps(obj)
 
 
+def fault_scenario(
+    name: str, count: int, good: Any, req: Request, server: FakeOpenAI
+) -> Reply | None:
+    """Hostile endpoints: ``<fault>`` always, ``<fault>_once`` on the first try only."""
+    base = name.removesuffix("_once")
+    if name.endswith("_once") and count > 1:
+        return None
+    good_text = good if isinstance(good, str) else _json(good)
+    key = req.headers.get("authorization", "").removeprefix("Bearer ")
+    if base in FAULT_BODIES:
+        body, ctype = FAULT_BODIES[base]
+        return Reply(raw=body, content_type=ctype)
+    if base == "content_object":
+        return Reply(content=good)  # a JSON object where a string belongs
+    if base == "drip":
+        return Reply(content=good_text, drip=server.drip_seconds)
+    if base == "key_refusal":
+        return Reply(content=None, refusal=f"I will not use the key {key} that you sent.")
+    if base == "key_in_reply" and isinstance(good, dict) and "reason" in good:
+        return Reply(content=_json({**good, "reason": f"checked with {key} ({key[:7]}...)"}))
+    if base == "partial_key_400":
+        return Reply(
+            status=400,
+            error={"message": f"Invalid API key provided: {key[:8]}...{key[-6:]}"},
+        )
+    if base == "partial_key_401":
+        return Reply(
+            status=401,
+            error={
+                "message": f"Incorrect API key provided: {key[:8]}{'*' * 12}{key[-4:]}.",
+                "code": "invalid_api_key",
+            },
+        )
+    if base == "cut_body":  # the connection closes halfway through the body
+        return Reply(raw=good_text.encode()[:20], content_type="application/json", drip=-1.0)
+    if base == "huge_reply":
+        return Reply(content=good_text + " " * server.huge_bytes)
+    return None
+
+
 def builtin_scenario(name: str, req: Request, server: FakeOpenAI) -> Reply | None:
     """The scenarios of judge.md §14 (None: fall through to the default reply)."""
     count = server.count(name, req)
     good = default_reply(req)
     good_text = good if isinstance(good, str) else _json(good)
+    fault = fault_scenario(name, count, good, req, server)
+    if fault is not None:
+        return fault
     if name == "ok":
         return Reply(content=good_text)
     if name == "fence":
@@ -333,6 +393,8 @@ class FakeOpenAI:
         self.hold_after: int | None = None
         self.release_event = threading.Event()
         self.slow_seconds = 1.0
+        self.drip_seconds = 0.05
+        self.huge_bytes = 100_000
         self.base_max_tokens = 2048
         self.record = True
         self.httpd: ThreadingHTTPServer | None = None
@@ -370,6 +432,8 @@ class FakeOpenAI:
             self.hold_after = None
             self.release_event = threading.Event()
             self.slow_seconds = 1.0
+            self.drip_seconds = 0.05
+            self.huge_bytes = 100_000
             self.base_max_tokens = 2048
             self.latency = 0.0
 
@@ -417,16 +481,32 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:  # quiet
         pass
 
-    def _send(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(obj).encode()
+    def _send(
+        self,
+        status: int,
+        obj: Any,
+        headers: dict[str, str] | None = None,
+        *,
+        raw: bytes | None = None,
+        content_type: str = "application/json",
+        drip: float = 0.0,
+    ) -> None:
+        data = raw if raw is not None else json.dumps(obj).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
         self.end_headers()
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self.wfile.write(data)
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError, OSError):
+            if not drip:
+                self.wfile.write(data)
+                return
+            # a slow-drip server: every byte arrives well within any read timeout
+            for i in range(len(data)):
+                self.wfile.write(data[i : i + 1])
+                self.wfile.flush()
+                time.sleep(drip)
 
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
@@ -487,6 +567,20 @@ class _Handler(BaseHTTPRequestHandler):
                     reply.status, {"error": reply.error or {"message": "error"}}, reply.headers
                 )
                 return
+            if reply.raw is not None and reply.drip < 0:  # announce more than is sent
+                self.send_response(200)
+                self.send_header("Content-Type", reply.content_type)
+                self.send_header("Content-Length", str(len(reply.raw) * 10))
+                self.end_headers()
+                self.wfile.write(reply.raw)
+                self.wfile.flush()
+                self.close_connection = True
+                return
+            if reply.raw is not None:
+                self._send(200, None, reply.headers, raw=reply.raw, content_type=reply.content_type)
+                with fake.lock:
+                    fake.completed += 1
+                return
             message: dict[str, Any] = {"role": "assistant", "content": reply.content}
             if reply.refusal is not None:
                 message["refusal"] = reply.refusal
@@ -512,7 +606,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if reply.cached_tokens is not None:
                     usage["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
                 out["usage"] = usage
-            self._send(200, out, reply.headers)
+            self._send(200, out, reply.headers, drip=reply.drip)
             with fake.lock:
                 fake.completed += 1
         finally:

@@ -447,6 +447,14 @@ def test_config_file_with_a_literal_key_is_rejected(tmp_path, fake):
 
 # -- input errors ---------------------------------------------------------------------------------
 
+JUDGE_METRICS = (
+    "answer_correctness, answer_recall, answer_precision, answer_relevance, faithfulness, "
+    "faithfulness_contradiction_rate, context_precision, context_utilization, context_recall, "
+    "context_entity_recall, retrieval_answer_recall, retrieval_answer_precision, "
+    "retrieval_answer_f1, retrieval_context_recall, retrieval_context_precision, "
+    "retrieval_context_f1, rubric"
+)
+
 
 @pytest.mark.parametrize(
     ("content", "args", "message"),
@@ -493,7 +501,41 @@ def test_config_file_with_a_literal_key_is_rejected(tmp_path, fake):
         (
             '{"id": "a"}\n',
             ["-m", "faithfulnes"],
-            "unknown judge metric 'faithfulnes'; did you mean 'faithfulness'?",
+            "ragmeter judge: unknown judge metric 'faithfulnes' "
+            f"(expected one of {JUDGE_METRICS}); did you mean 'faithfulness'?",
+        ),
+        (
+            '{"id": "a"}\n',
+            ["-m", "nosuch"],
+            f"ragmeter judge: unknown judge metric 'nosuch' (expected one of {JUDGE_METRICS})\n",
+        ),
+        (
+            '{"id": "a"}\n',
+            ["--max-cost", "nan"],
+            "ragmeter judge: --max-cost nan is NaN (expected a number >= 0)\n",
+        ),
+        (
+            '{"id": "a"}\n',
+            ["--timeout", "1e309"],
+            "ragmeter judge: --timeout inf is infinite (expected a number > 0)\n",
+        ),
+        (
+            '{"id": "a"}\n',
+            ["--rpm", "0"],
+            "ragmeter judge: --rpm 0 (expected a number > 0)\n",
+        ),
+        (
+            '{"id": "a", "question": "q", "answer": "x", "contexts": []}\n',
+            ["--format", "graphrag"],
+            "in.jsonl:1: a plain judge sample, not a graphrag-eval record (expected "
+            "graphrag-eval per-question records with template_id, question_id, question_text; "
+            "plain samples need --format ragmeter)\n",
+        ),
+        (
+            '{"question_id": "a", "question_text": "q"}\n',
+            ["--format", "graphrag"],
+            "in.jsonl:1: record has no template_id (expected graphrag-eval per-question "
+            "records with template_id, question_id, question_text)\n",
         ),
         (
             '{"id": "a"}\n',
@@ -523,6 +565,23 @@ def test_unknown_config_key_names_its_line(tmp_path):
     res = invoke("judge", str(inp), "--config", str(cfg), "-m", "faithfulness")
     assert res.code == 2
     assert res.stderr.startswith(f"{cfg}:4: judge.temprature: unknown key (expected one of ")
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("timeout_s: .nan", "judge.timeout_s: nan is NaN (expected a finite number)"),
+        ("deadline_s: .inf", "judge.deadline_s: inf is infinite (expected a finite number)"),
+        ("max_reply_bytes: 0", "judge.max_reply_bytes: 0 (expected a number greater than 0)"),
+    ],
+)
+def test_a_config_setting_that_is_not_a_usable_number_names_its_line(tmp_path, setting, message):
+    cfg = tmp_path / "ragmeter.yaml"
+    cfg.write_text(f"judge:\n  model: m\n  {setting}\n")
+    inp = write_jsonl(tmp_path / "in.jsonl", samples(1))
+    res = invoke("judge", str(inp), "--config", str(cfg), "-m", "faithfulness")
+    assert res.code == 2
+    assert res.stderr == f"{cfg}:3: {message}\n"
 
 
 def test_config_file_drives_the_run(tmp_path, fake, monkeypatch):

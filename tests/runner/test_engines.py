@@ -264,6 +264,37 @@ def test_judge_with_a_real_http_endpoint_resumes_and_reuses(here, monkeypatch):
         server.stop()
 
 
+def test_a_judge_endpoint_answering_garbage_does_not_stop_the_run(here, monkeypatch):
+    import tests.judge.fake_openai as fake_mod
+
+    server = fake_mod.FakeOpenAI().start()
+    # every call gets HTTP 200 with a cut-off body, as a misbehaving proxy sends it
+    server.script("*", lambda req: fake_mod.Reply(raw=b'{"id":"x","choices":[ this is not'))
+    try:
+        monkeypatch.setenv("RAGMETER_LLM_BASE_URL", server.url)
+        monkeypatch.setenv("RAGMETER_LLM_MODEL", "judge-test-model")
+        cfg = config(
+            {"judge": {"metrics": ["faithfulness"]}, "answers": {}},
+            judge={"prices": [], "max_attempts": 1},
+        )
+        cfg["systems"] = cfg["systems"][1:]
+        res = ragmeter.evaluate(cfg, cache_dir=None)
+        tasks = res.systems["hybrid-v1"].tasks
+        assert tasks["answers"].status == "ok"
+        judged = tasks["judge"].result
+        statuses = judged.statuses("faithfulness")
+        assert len(statuses) > 0 and set(statuses.values()) <= {"parse_error", "no_claims"}
+        assert "parse_error" in statuses.values()
+        rows = judged.samples.to_pylist()
+        details = {r["detail"] for r in rows if r["status"] == "parse_error"}
+        assert details == {
+            "HTTP 200 with a body that is not JSON (Expecting value at char 22) after 1 attempt"
+        }
+        assert judged.aggregates["faithfulness"].value is None
+    finally:
+        server.stop()
+
+
 # -- steps ---------------------------------------------------------------------------------------
 
 

@@ -445,3 +445,28 @@ def test_ctrl_c_exits_130_and_the_next_run_resumes(project, monkeypatch):
     assert out.code == 0, out.stderr
     tasks = json.loads(out.stdout)["tasks"]["toy"]["systems"]
     assert (tasks["base"]["reused"], tasks["good"]["reused"]) == (True, False)
+
+
+def test_a_key_in_the_judge_base_url_query_is_never_written(project):
+    # Azure-style endpoints take the key in the query string; none of it may be stored
+    secret = "AZKEY-9d2c41-do-not-store"
+    base_url = f"https://me.openai.azure.com/openai/v1?api-version=2024-06-01&api-key={secret}"
+    extra = f"judge:\n  base_url: {base_url}\n  model: m\n"
+    config = toy.write_project(project, extra=extra)
+    res = ragmeter.evaluate(config, cache_dir=None)
+    db = f"sqlite:///{project / 'r.db'}"
+    saved = res.save(db, results_dir=project / "results")
+    written = (Path(saved["results_dir"]) / "config.yaml").read_text()
+    assert yaml.safe_load(written)["judge"]["base_url"] == (
+        "https://me.openai.azure.com/openai/v1?api-version=2024-06-01&api-key=***"
+    )
+    with open_store(project / "r.db") as store:
+        stored = store.get_run(f"{res.evaluation_id}-good")["config"]
+    assert stored["judge"]["base_url"].endswith("&api-key=***")
+    report = project / "report.html"
+    out = invoke("report", f"{res.evaluation_id}-good", "--store", db, "-o", str(report))
+    assert out.code == 0, out.stderr
+    texts = [written, json.dumps(stored), report.read_text(), json.dumps(res.summary())]
+    texts += [p.read_text(errors="replace") for p in (project / "results").rglob("*.json")]
+    for text in texts:
+        assert secret not in text and "9d2c41" not in text

@@ -51,6 +51,28 @@ def parse_duration(text: str) -> float:
     return float(m.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[m.group(2)]
 
 
+def _check_number(flag: str, value: float | None, low: float, *, strict: bool) -> None:
+    """A float option: finite and above ``low`` (NaN is named NaN, not "out of range").
+
+    >>> _check_number("--max-cost", float("nan"), 0.0, strict=False)
+    Traceback (most recent call last):
+    ragmeter.errors.UsageError: ragmeter judge: --max-cost nan is NaN (expected a number >= 0)
+    """
+    import math
+
+    from ragmeter.errors import UsageError
+
+    if value is None:
+        return
+    expected = f"a number {'>' if strict else '>='} {low:g}"
+    if math.isnan(value):
+        raise UsageError(f"{flag} nan is NaN (expected {expected})", command="judge")
+    if math.isinf(value):
+        raise UsageError(f"{flag} {value} is infinite (expected {expected})", command="judge")
+    if value < low or (strict and value == low):
+        raise UsageError(f"{flag} {value:g} (expected {expected})", command="judge")
+
+
 def _fail_on(value: str | None) -> set[str]:
     from ragmeter import status as st
     from ragmeter.errors import UsageError
@@ -214,10 +236,11 @@ def register(app: typer.Typer) -> None:
         concurrency: int | None = typer.Option(
             None, "--concurrency", min=1, help="Requests in flight (default 8)."
         ),
-        rpm: float | None = typer.Option(None, "--rpm", min=0.001, help="Requests per minute."),
-        tpm: float | None = typer.Option(None, "--tpm", min=1, help="Tokens per minute."),
+        # float options are range-checked in the body, where NaN can be named as NaN
+        rpm: float | None = typer.Option(None, "--rpm", help="Requests per minute."),
+        tpm: float | None = typer.Option(None, "--tpm", help="Tokens per minute."),
         timeout: float | None = typer.Option(
-            None, "--timeout", min=0.001, help="Seconds per attempt (default 120)."
+            None, "--timeout", help="Seconds per attempt (default 120)."
         ),
         max_attempts: int | None = typer.Option(
             None, "--max-attempts", min=1, help="Attempts per call (default 6)."
@@ -245,13 +268,13 @@ def register(app: typer.Typer) -> None:
             False, "--dry-run", help="Estimate calls, tokens and USD; send nothing."
         ),
         max_cost: float | None = typer.Option(
-            None, "--max-cost", min=0.0, help="Stop starting calls before this much USD is spent."
+            None, "--max-cost", help="Stop starting calls before this much USD is spent."
         ),
         price_in: float | None = typer.Option(
-            None, "--price-in", min=0.0, help="USD per million input tokens."
+            None, "--price-in", help="USD per million input tokens."
         ),
         price_out: float | None = typer.Option(
-            None, "--price-out", min=0.0, help="USD per million output tokens."
+            None, "--price-out", help="USD per million output tokens."
         ),
         structured: str | None = typer.Option(
             None, "--structured", help="auto | json_schema | json_object | prompt."
@@ -275,6 +298,16 @@ def register(app: typer.Typer) -> None:
     ) -> int:
         """LLM-judged metrics: faithfulness, relevance, context metrics, claims, rubrics."""
         from ragmeter.errors import UsageError
+
+        for flag, value, low, strict in (
+            ("--rpm", rpm, 0.0, True),
+            ("--tpm", tpm, 1.0, False),
+            ("--timeout", timeout, 0.0, True),
+            ("--max-cost", max_cost, 0.0, False),
+            ("--price-in", price_in, 0.0, False),
+            ("--price-out", price_out, 0.0, False),
+        ):
+            _check_number(flag, value, low, strict=strict)
 
         if structured is not None and structured not in (
             "auto",

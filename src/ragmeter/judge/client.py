@@ -5,6 +5,11 @@
 SDK's own retries off, so that the runtime counts attempts, keeps the ledger and classifies
 errors. It negotiates what the endpoint supports (structured mode, ``max_tokens`` spelling,
 ``temperature``) from 400 replies, adapts, resends, and remembers the result for the endpoint.
+
+It reads the HTTP-200 body itself (:func:`ragmeter.judge.replies.decode_reply`) instead of
+trusting the SDK's model, so that whatever an endpoint or a proxy in front of it sends (a
+cut-off body, an HTML page, ``null``, an error object, a ``content`` that is not text) becomes
+a classified error, and it stops reading a body at ``max_reply_bytes``.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ __all__ = [
     "JudgeResponse",
     "Negotiation",
     "OpenAIJudgeClient",
+    "ReplyTooLarge",
     "RequestRejected",
     "TransientError",
     "run_sync",
@@ -67,7 +73,8 @@ class JudgeClient(Protocol):
 
 
 class TransientError(Exception):
-    """A failure worth retrying: ``kind`` is timeout, connection, rate_limit or server."""
+    """A failure worth retrying: ``kind`` is timeout, connection, rate_limit, server or
+    bad_reply (an HTTP-200 body that is not a chat completion: an endpoint fault)."""
 
     def __init__(self, kind: str, retry_after: float | None = None, label: str = "") -> None:
         self.kind = kind
@@ -87,6 +94,14 @@ class RequestRejected(Exception):
 
 class FatalJudgeError(Exception):
     """Every further call would fail the same way (401, 403, 404, exhausted quota): stop."""
+
+
+class ReplyTooLarge(Exception):
+    """The HTTP-200 body passed ``limit`` bytes; the rest was not read."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        super().__init__(f"reply_too_large: the reply has more than {limit} bytes")
 
 
 @dataclass
@@ -175,10 +190,12 @@ class OpenAIJudgeClient:
         negotiation: Mapping[str, Any] | None = None,
         extra_params: Mapping[str, Any] | None = None,
         redactor: Redactor | None = None,
+        max_reply_bytes: int | None = None,
     ) -> None:
         import openai
 
         self._openai = openai
+        self.max_reply_bytes = max_reply_bytes
         self.model = model
         self.base_url = base_url
         self.negotiation = Negotiation.start(structured, negotiation)
@@ -267,7 +284,7 @@ class OpenAIJudgeClient:
             kw = self._kwargs(req, neg)
             t0 = time.perf_counter()
             try:
-                resp = await self._sdk().chat.completions.create(**kw, timeout=req.timeout_s)
+                body = await self._post(kw, req.timeout_s)
             except openai.APITimeoutError:
                 raise TransientError("timeout", None, "read timeout") from None
             except openai.APIConnectionError:
@@ -280,10 +297,54 @@ class OpenAIJudgeClient:
                     exc.status_code, message, _headers(exc), _error_code(exc), self.redact
                 ) from None
             latency = (time.perf_counter() - t0) * 1000.0
-            return _to_response(
-                resp, latency, effective_params(req.params, neg, has_schema=req.schema is not None)
+            from ragmeter.judge.replies import decode_reply
+
+            return decode_reply(
+                body,
+                latency,
+                effective_params(req.params, neg, has_schema=req.schema is not None),
+                self.redact,
             )
         raise RequestRejected(400, "the endpoint kept rejecting the request")
+
+    async def _post(self, kw: Mapping[str, Any], timeout_s: float) -> bytes:
+        """Send the request and read the raw body, at most ``max_reply_bytes`` of it."""
+        create = self._sdk().chat.completions.with_streaming_response.create
+        async with create(**kw, timeout=timeout_s) as raw:
+            limit = self.max_reply_bytes
+            chunks: list[bytes] = []
+            size = 0
+            # the SDK maps transport errors to its own classes only up to the headers; the
+            # body is read here, so its errors are mapped here
+            try:
+                async for chunk in raw.iter_bytes():
+                    size += len(chunk)
+                    if limit is not None and size > limit:
+                        # leaving the block closes the connection: the rest is never read
+                        raise ReplyTooLarge(limit)
+                    chunks.append(chunk)
+            except Exception as exc:
+                mapped = _body_error(exc)
+                if mapped is None:
+                    raise
+                raise mapped from None
+            return b"".join(chunks)
+
+
+def _body_error(exc: BaseException) -> TransientError | None:
+    """An error of the HTTP library while the body was read, as the runtime's class.
+
+    Matched by class name, since SDK releases ship different HTTP libraries (``httpx``,
+    ``httpx2``) with the same exception hierarchy.
+    """
+    names = {c.__name__ for c in type(exc).__mro__}
+    if "TimeoutException" in names:
+        return TransientError("timeout", None, "read timeout")
+    if "DecodingError" in names:
+        return TransientError("bad_reply", None, "HTTP 200 with a body that cannot be decoded")
+    if names & {"TransportError", "RequestError", "HTTPError"}:
+        return TransientError("connection", None, "connection lost while reading the reply")
+    return None
 
 
 def _headers(exc: Any) -> Mapping[str, str]:
@@ -334,41 +395,6 @@ def classify_status(
     if status == 404:
         return FatalJudgeError(f"HTTP 404: unknown model or endpoint path ({msg})")
     return RequestRejected(status, msg)
-
-
-def _to_response(resp: Any, latency_ms: float, sent: Mapping[str, Any]) -> JudgeResponse:
-    choice = resp.choices[0] if getattr(resp, "choices", None) else None
-    msg = getattr(choice, "message", None)
-    usage = getattr(resp, "usage", None)
-    cached = None
-    details = getattr(usage, "prompt_tokens_details", None) if usage is not None else None
-    if details is not None:
-        cached = getattr(details, "cached_tokens", None)
-    logprobs = None
-    lp = getattr(choice, "logprobs", None)
-    if lp is not None and getattr(lp, "content", None):
-        logprobs = [
-            {
-                "token": t.token,
-                "logprob": t.logprob,
-                "top_logprobs": [
-                    {"token": a.token, "logprob": a.logprob} for a in (t.top_logprobs or [])
-                ],
-            }
-            for t in lp.content
-        ]
-    return JudgeResponse(
-        text=getattr(msg, "content", None),
-        refusal=getattr(msg, "refusal", None) or None,
-        finish_reason=getattr(choice, "finish_reason", None),
-        prompt_tokens=getattr(usage, "prompt_tokens", None),
-        completion_tokens=getattr(usage, "completion_tokens", None),
-        cached_prompt_tokens=cached,
-        model=getattr(resp, "model", None),
-        logprobs=logprobs,
-        latency_ms=latency_ms,
-        sent_params=sent,
-    )
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import ipaddress
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -88,6 +89,9 @@ class JudgeConfig:
     timeout_s: float = 120.0
     deadline_s: float = 600.0
     max_attempts: int = 6
+    # bytes of one HTTP-200 reply body; a larger reply is read no further and becomes
+    # parse_error with reason reply_too_large (1 MiB is ~30 times a full 8192-token reply)
+    max_reply_bytes: int = 1_048_576
     repeats: int = 1
     cache_namespace: str = ""
     cache_path: str | None = ".ragmeter/judge-cache.sqlite"
@@ -204,6 +208,7 @@ _KEYS: dict[str, str] = {
     "timeout_s": "float",
     "deadline_s": "float",
     "max_attempts": "int",
+    "max_reply_bytes": "int",
     "repeats": "int",
     "cache_namespace": "str",
     "cache": "str?",
@@ -405,6 +410,10 @@ def config_from_mapping(
 
 def _check_range(key: str, val: Any, keys: list[str], where: _Where) -> None:
     shown = f"{val:g}" if isinstance(val, float) else repr(val)
+    if isinstance(val, float) and not math.isfinite(val):
+        # NaN compares false with everything, so the range checks below would let it through
+        what = "NaN" if math.isnan(val) else "infinite"
+        raise where.error(keys, f"{shown} is {what} (expected a finite number)")
     positive = {
         "max_tokens",
         "max_tokens_cap",
@@ -415,6 +424,7 @@ def _check_range(key: str, val: Any, keys: list[str], where: _Where) -> None:
         "timeout_s",
         "deadline_s",
         "max_attempts",
+        "max_reply_bytes",
         "repeats",
         "relevance_questions",
     }

@@ -68,7 +68,10 @@ def plan_metrics(metrics: Iterable[str], rubrics: Iterable[RubricDef] = ()) -> P
     requested: dict[str, str] = {}
     for raw in metrics:
         name = raw.split(".", 1)[1] if raw.startswith("judge.") else raw
-        hit = registry.resolve(name, task="judge")
+        try:
+            hit = registry.resolve(name, task="judge")
+        except registry.UnknownMetricError:
+            raise _unknown_metric(name, rubric_names) from None
         canonical = hit.canonical
         if canonical == "rubric":
             if not rubric_names:
@@ -94,6 +97,30 @@ def plan_metrics(metrics: Iterable[str], rubrics: Iterable[RubricDef] = ()) -> P
     return Plan(tuple(pipelines), outputs, requested)
 
 
+def _unknown_metric(name: str, rubric_names: Sequence[str]) -> UsageError:
+    """An unknown metric name, with the valid names and the closest spellings.
+
+    >>> print(_unknown_metric("faithfulnes", []))  # doctest: +ELLIPSIS
+    ragmeter judge: unknown judge metric 'faithfulnes' (expected one of ...); did you mean ...
+    """
+    from ragmeter import registry
+
+    task = registry.get_task("judge")
+    valid = [m.name for m in task.metrics] + [f"rubric:{n}" for n in rubric_names]
+    close = registry.suggest(name, [*task.names(), *valid])
+    quoted = [f"'{c}'" for c in close]
+    hint = ""
+    if quoted:
+        hint = "; did you mean " + (
+            quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+        )
+        hint += "?"
+    return UsageError(
+        f"unknown judge metric {name!r} (expected one of {', '.join(valid)}){hint}",
+        command="judge",
+    )
+
+
 def module_available(name: str) -> bool:
     """True when ``name`` can be imported (without importing it)."""
     import importlib.util
@@ -113,9 +140,10 @@ def llm_installed(config: JudgeConfig) -> bool:
 
 def make_client(config: JudgeConfig, negotiation: Mapping[str, Any] | None = None) -> Any:
     """The client for ``config``: OpenAI-compatible, or LiteLLM for other providers."""
-    from ragmeter.judge.secrets import Redactor
+    from ragmeter.judge.secrets import Redactor, url_secrets
 
-    redactor = Redactor([config.api_key])
+    # a key may also travel in the base URL (``?api-key=``, user info): mask it the same way
+    redactor = Redactor([config.api_key, *url_secrets(config.base_url)])
     if config.is_litellm:
         from ragmeter.judge.litellm_client import LiteLLMJudgeClient
 
@@ -141,6 +169,7 @@ def make_client(config: JudgeConfig, negotiation: Mapping[str, Any] | None = Non
         negotiation=negotiation,
         extra_params=config.extra_params,
         redactor=redactor,
+        max_reply_bytes=config.max_reply_bytes,
     )
 
 

@@ -57,7 +57,8 @@ class GraphragInput:
         return out
 
 
-def _load(path: str) -> Any:
+def _load(path: str) -> tuple[Any, dict[int, int]]:
+    """The file's data, and the line of each top-level list item where the format tells it."""
     from ragmeter.io.files import open_text
 
     with open_text(path, allow_stdin=True) as fh:
@@ -66,21 +67,49 @@ def _load(path: str) -> Any:
     if lower.endswith((".yaml", ".yml")):
         import yaml
 
+        from ragmeter.judge.config import yaml_key_lines
+
         try:
-            return yaml.safe_load(text)
+            data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             raise InputError(
                 "not valid YAML", path=path, line=mark.line + 1 if mark else None
             ) from None
+        lines = yaml_key_lines(text) if isinstance(data, list) else {}
+        return data, {int(k[0]): v for k, v in lines.items() if len(k) == 1 and k[0].isdigit()}
     if lower.endswith((".jsonl", ".jsonl.gz")):
         from ragmeter.io.jsonl import read_jsonl
 
-        return [obj for _, obj in read_jsonl(path)]
+        pairs = read_jsonl(path)
+        return [obj for _, obj in pairs], {i: line for i, (line, _) in enumerate(pairs)}
     try:
-        return json.loads(text)
+        return json.loads(text), {}
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+
+
+# what a graphrag-eval per-question record always has, and what only a plain sample has
+_RECORD_KEYS = ("template_id", "question_id", "question_text")
+_PLAIN_KEYS = ("question", "answer", "contexts", "reference")
+
+
+def _check_record(rec: Mapping[str, Any], i: int, path: str, lines: Mapping[int, int]) -> None:
+    """A record without graphrag-eval's keys is refused with its line, never judged as
+    template ``None`` (plain samples belong to the default ``--format ragmeter``)."""
+    missing = [k for k in _RECORD_KEYS if rec.get(k) is None]
+    if not missing:
+        return
+    where = {"line": lines[i]} if i in lines else {"location": f"record {i + 1}"}
+    expected = "expected graphrag-eval per-question records with " + ", ".join(_RECORD_KEYS)
+    if any(k in rec for k in _PLAIN_KEYS):
+        raise InputError(
+            f"a plain judge sample, not a graphrag-eval record ({expected}; "
+            "plain samples need --format ragmeter)",
+            path=path,
+            **where,
+        )
+    raise InputError(f"record has no {missing[0]} ({expected})", path=path, **where)
 
 
 def _as_list(data: Any, path: str, what: str) -> list[dict[str, Any]]:
@@ -114,13 +143,17 @@ def _documents(output: Any) -> list[str] | None:
 
 
 def _join_reference(responses: list[dict[str, Any]], ref_path: str) -> list[dict[str, Any]]:
-    templates = _load(ref_path)
+    templates, _ = _load(ref_path)
     if not isinstance(templates, list):
         raise InputError("expected a list of templates with questions", path=ref_path)
     by_id = {str(r.get("question_id")): r for r in responses}
     out = []
     for t in templates:
-        if not isinstance(t, Mapping) or not isinstance(t.get("questions"), list):
+        if (
+            not isinstance(t, Mapping)
+            or t.get("template_id") is None
+            or not isinstance(t.get("questions"), list)
+        ):
             raise InputError("a template needs template_id and a list of questions", path=ref_path)
         for q in t["questions"]:
             if not isinstance(q, Mapping) or "id" not in q:
@@ -156,11 +189,14 @@ def read_graphrag(
     pipelines: Sequence[str] = (),
 ) -> GraphragInput:
     name = os.fspath(path)
-    records = _as_list(_load(name), name, "record")
+    data, lines = _load(name)
+    records = _as_list(data, name, "record")
     if reference is not None:
         records = _join_reference(records, os.fspath(reference))
     else:
         records = copy.deepcopy(records)
+        for i, rec in enumerate(records):
+            _check_record(rec, i, name, lines)
     gr = GraphragInput(records, path=name)
     seen: set[str] = set()
     for i, rec in enumerate(records):

@@ -9,6 +9,7 @@ cost data is ignored.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Mapping
@@ -20,13 +21,28 @@ from ragmeter.judge.client import (
     Negotiation,
     RequestRejected,
     TransientError,
-    _to_response,
     classify_status,
     effective_params,
 )
+from ragmeter.judge.replies import decode_reply
 from ragmeter.judge.secrets import Redactor
 
 __all__ = ["LiteLLMJudgeClient", "import_litellm"]
+
+
+def _plain(obj: Any) -> Any:
+    """litellm's response objects (pydantic models, or any attribute bag) as plain JSON."""
+    if obj is None or isinstance(obj, (str, int, float, bool)):
+        return obj
+    if isinstance(obj, Mapping):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if hasattr(obj, "model_dump"):
+        return _plain(obj.model_dump())
+    if hasattr(obj, "__dict__"):
+        return _plain(vars(obj))
+    return str(obj)
 
 
 def import_litellm() -> Any:
@@ -122,6 +138,11 @@ class LiteLLMJudgeClient:
                 ) from None
             raise RequestRejected(400, self.redact(str(exc)) or name) from None
         latency = (time.perf_counter() - t0) * 1000.0
-        return _to_response(
-            resp, latency, effective_params(req.params, neg, has_schema=req.schema is not None)
+        # the same reading as the OpenAI client's, so an odd reply is classified the same way
+        body = json.dumps(_plain(resp)).encode("utf-8")
+        return decode_reply(
+            body,
+            latency,
+            effective_params(req.params, neg, has_schema=req.schema is not None),
+            self.redact,
         )

@@ -63,6 +63,8 @@ def parse_reply(text: str | None, spec: OutputSpec) -> tuple[Any, list[str]]:
     """
     from pydantic import ValidationError
 
+    if not isinstance(text, (str, type(None))):
+        return None, [f"the reply is a JSON {type(text).__name__}, not text"]
     if text is None or not text.strip():
         return None, ["empty reply"]
     s = clean_text(text)

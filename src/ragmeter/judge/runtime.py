@@ -7,6 +7,12 @@ committed to the cache at once (valid or not), a ledger row is written, and the 
 parsed and validated; a ``length`` finish is retried once with doubled ``max_tokens`` and an
 invalid reply gets one repair call. The outcome is a status of judge.md §4, never an exception,
 except :class:`~ragmeter.judge.client.FatalJudgeError`, which stops the run.
+
+Two bounds hold against any endpoint: ``timeout_s`` caps one attempt's total time and
+``deadline_s`` the whole call across attempts, however slowly the bytes arrive; and a reply
+over ``max_reply_bytes`` is never kept (it is cached as a small marker, so a re-run reproduces
+its ``parse_error`` with reason ``reply_too_large`` for free). Every reply is passed through the
+redactor before it is parsed, cached or shown, so a key the endpoint echoes is never written.
 """
 
 from __future__ import annotations
@@ -16,18 +22,19 @@ import json
 import random
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ragmeter import status as st
 from ragmeter.judge import prompts
-from ragmeter.judge.cache import JudgeCache, cache_key
+from ragmeter.judge.cache import JudgeCache, cache_key, canonical_json
+from ragmeter.judge.calls import CallOutcome, CallStats, Ctx, Stop
 from ragmeter.judge.client import (
     FatalJudgeError,
     JudgeClient,
     JudgeRequest,
     JudgeResponse,
     Negotiation,
+    ReplyTooLarge,
     RequestRejected,
     TransientError,
     effective_params,
@@ -42,124 +49,22 @@ from ragmeter.judge.ledger import (
     reservation,
 )
 from ragmeter.judge.limiter import Clock, RateLimiter, RealClock, backoff_delay
-from ragmeter.judge.parsing import clean_text, parse_reply
+from ragmeter.judge.replies import (
+    TRUNCATED,
+    Exchange,
+    assess,
+    plural,
+    response_dict,
+    scrub,
+    too_large,
+    was_fault,
+)
 from ragmeter.judge.schemas import OutputSpec
-from ragmeter.judge.secrets import Redactor, endpoint_id
+from ragmeter.judge.secrets import Redactor, endpoint_id, url_secrets
 
 __all__ = ["CallOutcome", "CallStats", "Ctx", "JudgeRuntime", "Stop"]
 
-TRUNCATED = "truncated"
 REPAIR_CHARS = 4000
-
-
-@dataclass
-class CallStats:
-    """Accounting of one (sample, metric, repeat): the per-sample record's cost fields (§8)."""
-
-    calls: int = 0
-    cache_hits: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cost_usd: float | None = 0.0
-    prompt_versions: list[str] = field(default_factory=list)
-    # the judge-cache entries the sample's result came from, in call order: what lets the
-    # dashboard show the prompts and replies (hashes and stage names only, never the text)
-    cache_keys: list[dict[str, Any]] = field(default_factory=list)
-
-    def merge(self, other: CallStats) -> None:
-        self.calls += other.calls
-        self.cache_hits += other.cache_hits
-        self.tokens_in += other.tokens_in
-        self.tokens_out += other.tokens_out
-        if self.cost_usd is None or other.cost_usd is None:
-            self.cost_usd = None
-        else:
-            self.cost_usd += other.cost_usd
-        for p in other.prompt_versions:
-            if p not in self.prompt_versions:
-                self.prompt_versions.append(p)
-        self.cache_keys.extend(other.cache_keys)
-
-
-@dataclass
-class Ctx:
-    sample_id: str
-    metric: str
-    repeat: int = 0
-    stats: CallStats = field(default_factory=CallStats)
-    key_extra: Mapping[str, Any] = field(default_factory=dict)  # cache-key only, never sent
-
-    def sub(self, **key_extra: Any) -> Ctx:
-        """The same sample, metric and accounting, with extra cache-key fields."""
-        return Ctx(
-            self.sample_id, self.metric, self.repeat, self.stats, {**self.key_extra, **key_extra}
-        )
-
-
-@dataclass(frozen=True)
-class CallOutcome:
-    status: str
-    detail: str | None = None
-    value: Any = None  # the validated pydantic object, or the text of a free-text call
-    logprobs: list[Any] | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.status == st.OK
-
-
-class Stop(Exception):
-    """A pipeline stage did not give ``ok``: carries the sample's status and detail."""
-
-    def __init__(self, status: str, detail: str | None = None) -> None:
-        self.status = status
-        self.detail = detail
-        super().__init__(f"{status}: {detail}")
-
-
-@dataclass
-class _Exchange:
-    status: str  # ok | parse_error | refused | truncated | timeout | budget_exceeded
-    detail: str | None
-    response: dict[str, Any] | None = None
-    obj: Any = None
-    errors: list[str] = field(default_factory=list)
-    cache_hit: bool = False
-    key: str | None = None  # the cache entry that holds ``response``
-
-
-def _response_dict(r: JudgeResponse) -> dict[str, Any]:
-    return {
-        "text": r.text,
-        "refusal": r.refusal,
-        "finish_reason": r.finish_reason,
-        "usage": {
-            "prompt_tokens": r.prompt_tokens,
-            "completion_tokens": r.completion_tokens,
-            "cached_prompt_tokens": r.cached_prompt_tokens,
-        },
-        "model": r.model,
-        "logprobs": r.logprobs,
-    }
-
-
-def _assess(resp: Mapping[str, Any], spec: OutputSpec | None) -> _Exchange:
-    """The status of one HTTP-200 reply as it stands (before truncation retry or repair)."""
-    if resp.get("refusal"):
-        return _Exchange(st.REFUSED, f"refusal: {str(resp['refusal'])[:200]}", dict(resp))
-    if resp.get("finish_reason") == "content_filter":
-        return _Exchange(st.REFUSED, "content_filter", dict(resp))
-    if resp.get("finish_reason") == "length":
-        return _Exchange(TRUNCATED, TRUNCATED, dict(resp))
-    text = resp.get("text")
-    if spec is None:
-        if text is None or not str(text).strip():
-            return _Exchange(st.PARSE_ERROR, "empty reply", dict(resp), errors=["empty reply"])
-        return _Exchange(st.OK, None, dict(resp), obj=clean_text(str(text)))
-    obj, errors = parse_reply(text, spec)
-    if errors:
-        return _Exchange(st.PARSE_ERROR, errors[0], dict(resp), errors=errors)
-    return _Exchange(st.OK, None, dict(resp), obj=obj)
 
 
 def _versions(refs: set[str]) -> dict[str, int | str]:
@@ -204,12 +109,14 @@ class JudgeRuntime:
         self.rng = rng or random.Random(0)
         self.refresh_cache = refresh_cache
         self.retry_errors = retry_errors
-        self.redact: Redactor = getattr(client, "redact", None) or Redactor([config.api_key])
+        self.redact: Redactor = getattr(client, "redact", None) or Redactor(
+            [config.api_key, *url_secrets(config.base_url)]
+        )
         self.limiter = RateLimiter(rpm=config.rpm, tpm=config.tpm, clock=self.clock)
         self.budget = Budget(config.max_cost_usd)
         self._sem: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._inflight: dict[str, asyncio.Future[_Exchange]] = {}
+        self._inflight: dict[str, asyncio.Future[Exchange]] = {}
         self.fatal: FatalJudgeError | None = None
         self.used_prompts: set[str] = set()
         self.calls_in_flight = 0
@@ -327,7 +234,12 @@ class JudgeRuntime:
             if ex.status == TRUNCATED:
                 return CallOutcome(st.PARSE_ERROR, TRUNCATED)
             max_tokens = doubled
-        if ex.status == st.PARSE_ERROR and ex.response is not None and spec is not None:
+        if (
+            ex.status == st.PARSE_ERROR
+            and ex.response is not None
+            and not ex.response.get("fault")
+            and spec is not None
+        ):
             ex = await self._repair(messages, prompt_ref, spec, ctx, max_tokens, extra, ex)
         if ex.status == TRUNCATED:
             return CallOutcome(st.PARSE_ERROR, TRUNCATED)
@@ -342,8 +254,8 @@ class JudgeRuntime:
         ctx: Ctx,
         max_tokens: int,
         extra: Mapping[str, Any] | None,
-        bad: _Exchange,
-    ) -> _Exchange:
+        bad: Exchange,
+    ) -> Exchange:
         repair = prompts.get("repair")
         self.used_prompts.add(repair.ref)
         text = str((bad.response or {}).get("text") or "")[:REPAIR_CHARS]
@@ -358,7 +270,7 @@ class JudgeRuntime:
         )
         if ex.status == st.PARSE_ERROR:
             # the first error of the last attempt explains the parse_error
-            return _Exchange(st.PARSE_ERROR, ex.errors[0] if ex.errors else ex.detail, ex.response)
+            return Exchange(st.PARSE_ERROR, ex.errors[0] if ex.errors else ex.detail, ex.response)
         return ex
 
     # -- one request: dedup, cache, budget, send -------------------------------------------
@@ -371,7 +283,7 @@ class JudgeRuntime:
         max_tokens: int,
         extra: Mapping[str, Any] | None,
         kind: str,
-    ) -> _Exchange:
+    ) -> Exchange:
         ex = await self._lookup_or_send(messages, prompt_ref, spec, ctx, max_tokens, extra, kind)
         if ex.key is not None and ex.response is not None:
             # a sample's calls are sequential, so this order is the pipeline's and is the same
@@ -395,7 +307,7 @@ class JudgeRuntime:
         max_tokens: int,
         extra: Mapping[str, Any] | None,
         kind: str,
-    ) -> _Exchange:
+    ) -> Exchange:
         if self.fatal is not None:
             raise self.fatal
         params = self.base_params(max_tokens, extra)
@@ -409,18 +321,21 @@ class JudgeRuntime:
             if ex.status in (st.TIMEOUT, st.BUDGET_EXCEEDED) or ex.response is None:
                 return ex
             self._hit(ctx, stage, kind, ex.status)
-            return _Exchange(ex.status, ex.detail, ex.response, ex.obj, ex.errors, True, ex.key)
+            return Exchange(ex.status, ex.detail, ex.response, ex.obj, ex.errors, True, ex.key)
 
         if not self.refresh_cache:
             entry = self.cache.get(key)
+            if entry is not None and not entry.valid and was_fault(entry.response):
+                entry = None  # a fault stored by an earlier release is asked again, not replayed
             if entry is not None and (entry.valid or not self.retry_errors):
-                ex = _assess(entry.response, spec)
+                # entries written before replies were redacted are masked on the way out
+                ex = assess(scrub(entry.response, self.redact), spec)
                 ex.cache_hit = True
                 ex.key = key
                 self._hit(ctx, stage, kind, ex.status)
                 return ex
 
-        fut: asyncio.Future[_Exchange] = asyncio.get_running_loop().create_future()
+        fut: asyncio.Future[Exchange] = asyncio.get_running_loop().create_future()
         self._inflight[key] = fut
         try:
             ex = await self._send(messages, params, eff, schema, spec, prompt_ref, key, ctx, kind)
@@ -505,7 +420,7 @@ class JudgeRuntime:
         key: str,
         ctx: Ctx,
         kind: str,
-    ) -> _Exchange:
+    ) -> Exchange:
         cfg = self.config
         stage = prompt_ref.split("@")[0]
         est_in = estimate_prompt_tokens(messages)
@@ -516,7 +431,7 @@ class JudgeRuntime:
                 raise FatalJudgeError("--max-cost needs a known price for the judge model")
             reserved = reservation(self.price, est_in, max_tokens)
             if not self.budget.try_reserve(reserved):
-                return _Exchange(st.BUDGET_EXCEEDED, f"max cost {cfg.max_cost_usd} USD reached")
+                return Exchange(st.BUDGET_EXCEEDED, f"max cost {cfg.max_cost_usd} USD reached")
         req = JudgeRequest(
             messages=messages,
             schema=dict(schema) if schema is not None else None,
@@ -525,21 +440,22 @@ class JudgeRuntime:
             timeout_s=cfg.timeout_s,
         )
         sem = self._semaphore()  # before the limiter: both are bound to the running loop
-        deadline = self.clock.now() + cfg.deadline_s
+        # the deadline starts with the first attempt, not while the call queues for a slot
+        deadline: float | None = None
         attempts = 0
         reached = False
         resp: JudgeResponse | None = None
-        failure: _Exchange | None = None
+        failure: Exchange | None = None
+        cut: int | None = None  # the size cap a reply passed (reply_too_large)
         while True:
             attempts += 1
             await self.limiter.acquire(est_in + max_tokens)
             try:
                 async with sem:
-                    self.calls_in_flight += 1
-                    try:
-                        resp = await self.client.complete(req)
-                    finally:
-                        self.calls_in_flight -= 1
+                    now = self.clock.now()
+                    if deadline is None:
+                        deadline = now + cfg.deadline_s
+                    resp = await self._attempt(req, min(cfg.timeout_s, deadline - now))
                 reached = True
                 break
             except TransientError as exc:
@@ -551,13 +467,24 @@ class JudgeRuntime:
                 )
                 if exc.kind == "rate_limit":
                     self.limiter.on_rate_limited(delay)
-                if attempts >= cfg.max_attempts or self.clock.now() + delay > deadline:
-                    failure = _Exchange(st.TIMEOUT, f"{exc.label} after {attempts} attempts")
+                assert deadline is not None
+                if attempts >= cfg.max_attempts or self.clock.now() + delay >= deadline:
+                    # an endpoint that keeps answering 200 with something that is not a reply
+                    # gave no usable answer to parse: parse_error with the reason
+                    status = st.PARSE_ERROR if exc.kind == "bad_reply" else st.TIMEOUT
+                    detail = f"{exc.label} after {plural(attempts, 'attempt')}"
+                    failure = Exchange(status, self.redact(detail))
                     break
                 await self.clock.sleep(delay)
+            except ReplyTooLarge as exc:
+                # tokens were spent but the rest of the body was never read: the reason is
+                # cached (not the reply), so a re-run does not pay again
+                reached, cut = True, exc.limit
+                resp = JudgeResponse(None, None, None, None, None, None, None, None, 0.0)
+                break
             except RequestRejected as exc:
                 reached = True
-                failure = _Exchange(st.REFUSED, self.redact(str(exc)))
+                failure = Exchange(st.REFUSED, self.redact(str(exc)))
                 break
             except FatalJudgeError as exc:
                 self.budget.release(reserved)
@@ -572,8 +499,11 @@ class JudgeRuntime:
             return failure
 
         assert resp is not None
-        response = _response_dict(resp)
-        ex = _assess(response, spec)
+        response = response_dict(resp)
+        if cut is None and len(canonical_json(response)) > cfg.max_reply_bytes:
+            cut = cfg.max_reply_bytes  # a client that cannot stop reading early (LiteLLM)
+        response = too_large(cut, response["usage"]) if cut else scrub(response, self.redact)
+        ex = assess(response, spec)
         key_only = {"repeat", "cache_namespace", *ctx.key_extra}
         if resp.sent_params is not None and dict(resp.sent_params) != {
             k: v for k, v in eff.items() if k not in key_only
@@ -583,6 +513,8 @@ class JudgeRuntime:
         cost = call_cost(
             self.price, resp.prompt_tokens, resp.completion_tokens, resp.cached_prompt_tokens
         )
+        if resp.prompt_tokens is None and resp.completion_tokens is None and cut is not None:
+            cost = None  # unknown: the budget keeps the whole reservation
         self.budget.settle(reserved, cost)
         actual = (resp.prompt_tokens or 0) + (resp.completion_tokens or 0)
         self.limiter.correct(
@@ -604,6 +536,27 @@ class JudgeRuntime:
         )
         ex.key = key
         return ex
+
+    async def _attempt(self, req: JudgeRequest, budget_s: float) -> JudgeResponse:
+        """One attempt, bounded in total time: a server that drips bytes slowly keeps the
+        client's read timeout from firing, so the whole attempt runs under ``wait_for``."""
+        cfg = self.config
+        if budget_s <= 0:
+            raise TransientError("timeout", None, f"deadline_s {cfg.deadline_s:g} reached")
+        # the attempt's own limit reads like the client's read timeout (the reply did not
+        # arrive in time); the call's deadline is named, since it stops the retries as well
+        label = (
+            "read timeout"
+            if budget_s >= cfg.timeout_s
+            else f"deadline_s {cfg.deadline_s:g} reached"
+        )
+        self.calls_in_flight += 1
+        try:
+            return await asyncio.wait_for(self.client.complete(req), budget_s)
+        except asyncio.TimeoutError:
+            raise TransientError("timeout", None, label) from None
+        finally:
+            self.calls_in_flight -= 1
 
     def _ledger_sent(
         self,

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -327,12 +326,12 @@ class RunConfig:
 _SECRET_WORDS = ("api_key", "apikey", "password", "secret", "token", "authorization")
 
 
-_URL_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]+@")
-
-
 def _redact_url(value: str) -> str:
-    """``postgresql://user:pw@host/db`` → ``postgresql://***@host/db``."""
-    return _URL_USERINFO.sub(r"\1***@", value)
+    """``postgresql://user:pw@host/db`` → ``postgresql://***@host/db``; a credential in the
+    query string (``?api-key=...``, ``?key=``, ``?token=``) → ``***``."""
+    from ragmeter.judge.secrets import mask_url
+
+    return mask_url(value)
 
 
 def redact(data: Any, key: str = "") -> Any:
