@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ragmeter.cli.stores import STORE_HELP, stored
+from ragmeter.cli.stores import STORE_HELP, command_errors, stored
 
 RUN_STORE_HELP = (
     "Results store URL (sqlite:///PATH or postgresql://...); default: the config's store:, "
@@ -57,6 +57,11 @@ def register(app: typer.Typer) -> None:
         from ragmeter.runner.pipeline import RichProgress, run_pipeline
 
         cfg = load_config(config)
+        if not no_store:  # a store that cannot be written is found before the work, not after
+            from ragmeter.store.store import probe_store
+
+            with command_errors("run"):
+                probe_store(store or cfg.model.store)
         progress = None if (quiet or (as_json and not sys.stderr.isatty())) else RichProgress()
         result = run_pipeline(
             cfg,
@@ -64,11 +69,8 @@ def register(app: typer.Typer) -> None:
             progress=progress,
             strict_gates=strict_gates,
         )
-        result.save(
-            store,
-            results_dir=results_dir,
-            write_store=not no_store,
-        )
+        with command_errors("run"):
+            result.save(store, results_dir=results_dir, write_store=not no_store)
         if report:
             _write_report(result)
         summary = result.summary()
@@ -230,7 +232,7 @@ def register(app: typer.Typer) -> None:
         """Delete runs (each in one transaction)."""
         from ragmeter.errors import UsageError
 
-        with stored(store, "runs delete") as handle:
+        with stored(store, "runs delete", write=True) as handle:
             ids: list[str] = []
             for ref in runs:
                 ids.extend(i for i in handle.resolve(ref) if i not in ids)

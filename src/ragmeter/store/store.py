@@ -25,11 +25,18 @@ from ragmeter.errors import UsageError
 from ragmeter.io.jsonutil import dumps
 from ragmeter.result import SAMPLES_SCHEMA, Aggregate
 from ragmeter.store import schema
-from ragmeter.store.engine import DEFAULT_STORE, display_url, make_engine, normalize_url
-from ragmeter.store.migrations import ensure_schema
+from ragmeter.store.engine import (
+    DEFAULT_STORE,
+    display_url,
+    make_engine,
+    normalize_url,
+    sqlite_path,
+)
+from ragmeter.store.errors import database_errors
+from ragmeter.store.migrations import check_schema, ensure_schema
 from ragmeter.store.records import RunRecord
 
-__all__ = ["Store", "open_store"]
+__all__ = ["Store", "open_store", "probe_store"]
 
 RUN_FIELDS = (
     "id",
@@ -153,18 +160,34 @@ def _metric_row(
 class Store:
     """A results store at ``url`` (see :mod:`ragmeter.store.engine` for the accepted forms).
 
-    Opening creates the schema if the database is empty and upgrades an older one.
+    Opening creates the schema if the database is empty and upgrades an older one. With
+    ``readonly=True`` (what the reading commands use) it changes nothing: the store must exist
+    and be a ragmeter store, SQLite is opened read-only, and writing methods fail.
+    ``pool_size`` bounds the connections held open at once (the dashboard sets it).
     """
 
-    def __init__(self, url: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        url: str | os.PathLike[str] | None = None,
+        *,
+        readonly: bool = False,
+        pool_size: int = 5,
+    ) -> None:
         parsed = normalize_url(url if url is not None else DEFAULT_STORE)
         self.url = display_url(parsed)
-        self.engine: Engine = make_engine(parsed)
-        try:
-            self.schema_version = ensure_schema(self.engine, self.url)
-        except Exception:
-            self.engine.dispose()
-            raise
+        self.readonly = readonly
+        _check_sqlite_file(parsed, self.url, must_exist=readonly)
+        with database_errors(self.url, writing=not readonly):
+            self.engine: Engine = make_engine(parsed, readonly=readonly, pool_size=pool_size)
+            try:
+                if readonly:
+                    with self.engine.connect() as conn:
+                        self.schema_version = check_schema(conn, self.url)
+                else:
+                    self.schema_version = ensure_schema(self.engine, self.url)
+            except BaseException:
+                self.engine.dispose()
+                raise
 
     def close(self) -> None:
         self.engine.dispose()
@@ -187,8 +210,12 @@ class Store:
 
     # -- writing --------------------------------------------------------------------------------
     def write(self, runs: Sequence[RunRecord]) -> list[str]:
-        """Store the runs of one evaluation in one transaction; return their ids."""
-        with self._write() as conn, conn.begin():
+        """Store the runs of one evaluation in one transaction; return their ids.
+
+        A database failure (read-only file, full disk, missing privilege) rolls the transaction
+        back and is raised as one :class:`UsageError` naming the store and the cause.
+        """
+        with database_errors(self.url, writing=True), self._write() as conn, conn.begin():
             keys: dict[str, int] = {}
             for run in runs:
                 keys[run.id] = self._insert_run(conn, run)
@@ -728,7 +755,7 @@ class Store:
     # -- deleting and exporting -----------------------------------------------------------------
     def delete(self, run_id: str) -> None:
         """Remove one run and everything that hangs off it, in one transaction."""
-        with self._write() as conn, conn.begin():
+        with database_errors(self.url, writing=True), self._write() as conn, conn.begin():
             key = self._key(conn, run_id)
             for table in (
                 schema.samples,
@@ -847,6 +874,52 @@ def _comparison_row(key: int, c: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def open_store(url: str | os.PathLike[str] | None = None) -> Store:
-    """Open (creating or upgrading if needed) the store at ``url`` (default: the local SQLite)."""
-    return Store(url)
+def _check_sqlite_file(url: Any, where: str, *, must_exist: bool) -> None:
+    """A SQLite store is a file, never a folder; one opened for reading must exist already."""
+    path = sqlite_path(url)
+    if path is None:
+        return
+    if path.is_dir():
+        raise UsageError(
+            f"the store {where} is a folder (expected a SQLite file such as .ragmeter/ragmeter.db)"
+        )
+    if must_exist and not path.exists():
+        raise UsageError(
+            f"no results store at {path} (ragmeter run writes one; or pass --store URL)"
+        )
+
+
+def probe_store(url: str | os.PathLike[str] | None = None) -> None:
+    """Check, changing nothing, that a store can be written at ``url`` before hours of work go
+    into a run: an existing database must be reachable, readable and empty or a ragmeter store
+    this version can write; a SQLite file that does not exist yet is fine (it is created)."""
+    from ragmeter.store.migrations import read_version, refuse_foreign, refuse_newer
+
+    parsed = normalize_url(url if url is not None else DEFAULT_STORE)
+    where = display_url(parsed)
+    _check_sqlite_file(parsed, where, must_exist=False)
+    path = sqlite_path(parsed)
+    if path is not None and not path.exists():
+        return
+    if path is not None and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
+        raise UsageError(
+            f"the store {where} is read-only (this user cannot write the file or its folder); "
+            "nothing was written (--store picks another store, --no-store writes none)"
+        )
+    with database_errors(where):
+        engine = make_engine(parsed, readonly=True, pool_size=1)
+        try:
+            with engine.connect() as conn:
+                version = read_version(conn, where)
+                if version is None:
+                    refuse_foreign(conn, where)
+                else:
+                    refuse_newer(version, where)
+        finally:
+            engine.dispose()
+
+
+def open_store(url: str | os.PathLike[str] | None = None, *, readonly: bool = False) -> Store:
+    """Open the store at ``url`` (default: the local SQLite): creating or upgrading it if
+    needed, or, with ``readonly=True``, only reading an existing store."""
+    return Store(url, readonly=readonly)
