@@ -185,7 +185,12 @@ def register(app: typer.Typer) -> None:
         if not rows:
             typer.echo(f"no runs in {url}")
             return
-        table = Table("id", "project", "system", "version", "created (UTC)", "gate", "tags")
+        # run ids are what `runs show/export` take: never cut or wrapped, whatever the width
+        # (the other columns wrap instead)
+        table = Table()
+        table.add_column("id", no_wrap=True, min_width=max(len(r["id"]) for r in rows))
+        for name in ("project", "system", "version", "created (UTC)", "gate", "tags"):
+            table.add_column(name, overflow="fold")
         for r in rows:
             table.add_row(
                 r["id"],
@@ -255,7 +260,17 @@ def register(app: typer.Typer) -> None:
 
     @runs_app.command("export")
     def runs_export(
-        run: Annotated[str, typer.Argument(help="A run id (or unique prefix, or 'latest').")],
+        run: Annotated[
+            str,
+            typer.Argument(
+                help="A run id, unique prefix, evaluation id or 'latest' (an evaluation exports "
+                "every system's run; --system picks one)."
+            ),
+        ],
+        system: Annotated[
+            str | None,
+            typer.Option("--system", help="Only the run of this system (in an evaluation)."),
+        ] = None,
         output: Annotated[
             Path | None, typer.Option("--output", "-o", help="File (default stdout).")
         ] = None,
@@ -268,7 +283,12 @@ def register(app: typer.Typer) -> None:
         store: Annotated[str | None, typer.Option("--store", help=STORE_HELP)] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
     ) -> None:
-        """Export a run: JSON with everything, or its per-sample values as Parquet."""
+        """Export runs: JSON with everything, or their per-sample values as Parquet.
+
+        One run gives one JSON object; an evaluation (e.g. 'latest' with two systems) gives a
+        JSON array with one object per run, as runs show --json does. Parquet has a run_id
+        column.
+        """
         from ragmeter.errors import UsageError
         from ragmeter.io.files import atomic_write
         from ragmeter.io.jsonutil import dumps
@@ -279,25 +299,52 @@ def register(app: typer.Typer) -> None:
             raise UsageError(
                 f"unknown format {fmt!r} (expected json or parquet)", command="runs export"
             )
+        if fmt == "parquet" and output is None:
+            raise UsageError("--format parquet needs --output FILE", command="runs export")
         with stored(store, "runs export") as handle:
-            run_id = handle.resolve_one(run)
+            run_ids = _pick_system(handle, run, system)
             if fmt == "parquet":
-                if output is None:
-                    raise UsageError("--format parquet needs --output FILE", command="runs export")
+                import pyarrow as pa
                 import pyarrow.parquet as pq
 
-                table = handle.sample_table(run_id)
-                with atomic_write(output, "wb") as fh:
+                parts = []
+                for run_id in run_ids:
+                    part = handle.sample_table(run_id)
+                    column = pa.array([run_id] * part.num_rows, pa.string())
+                    parts.append(part.add_column(0, "run_id", column))
+                table = pa.concat_tables(parts)
+                with atomic_write(output, "wb") as fh:  # type: ignore[arg-type]
                     pq.write_table(table, fh)
-                typer.echo(f"wrote {table.num_rows} per-sample values to {output}", err=True)
+                runs_note = f" of {len(run_ids)} runs" if len(run_ids) > 1 else ""
+                typer.echo(
+                    f"wrote {table.num_rows} per-sample values{runs_note} to {output}", err=True
+                )
                 return
-            text = dumps(handle.export(run_id, samples=not no_samples), indent=2)
+            data = [handle.export(i, samples=not no_samples) for i in run_ids]
+            text = dumps(data[0] if len(data) == 1 else data, indent=2)
         if output is None:
             typer.echo(text)
         else:
             with atomic_write(output) as fh:
                 fh.write(text + "\n")
             typer.echo(f"wrote {output}", err=True)
+
+
+def _pick_system(handle, ref: str, system: str | None) -> list[str]:  # type: ignore[no-untyped-def]
+    """The runs ``ref`` names, or with ``--system`` the one run of that system among them."""
+    from ragmeter.errors import UsageError
+
+    ids = handle.resolve(ref)
+    if system is None:
+        return ids
+    names = {i: handle.get_run(i, full=False)["system"] for i in ids}
+    picked = [i for i in ids if names[i] == system]
+    if not picked:
+        has = ", ".join(sorted(set(names.values())))
+        raise UsageError(
+            f"{ref!r} has no run of system {system!r} (it has {has})", command="runs export"
+        )
+    return picked
 
 
 def _print_run(data: dict, console) -> None:  # type: ignore[no-untyped-def]

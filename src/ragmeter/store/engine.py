@@ -20,9 +20,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 from sqlalchemy import create_engine, event
-from sqlalchemy.pool import QueuePool
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import ArgumentError
+from sqlalchemy.pool import QueuePool
 
 from ragmeter.errors import UsageError
 

@@ -61,9 +61,12 @@ def describe(exc: BaseException, where: str, *, writing: bool) -> str:
         what = "cannot write to" if writing else "cannot read"
         return f"{what} the store {where}: {cause}{target}"
     if (
-        "connection" in low
-        and any(
-            k in low for k in ("refused", "timeout", "timed out", "could not", "failed", "no route")
+        (
+            "connection" in low
+            and any(
+                k in low
+                for k in ("refused", "timeout", "timed out", "could not", "failed", "no route")
+            )
         )
         or "could not translate host name" in low
         or "name or service not known" in low
