@@ -177,6 +177,10 @@ class Store:
         self.url = display_url(parsed)
         self.readonly = readonly
         _check_sqlite_file(parsed, self.url, must_exist=readonly)
+        if not readonly and sqlite_path(parsed) is not None:
+            # the writer switches SQLite to WAL on connect: look first, read-only, so that a
+            # foreign or damaged file is refused untouched
+            probe_store(parsed.render_as_string(hide_password=False))
         with database_errors(self.url, writing=not readonly):
             self.engine: Engine = make_engine(parsed, readonly=readonly, pool_size=pool_size)
             try:
