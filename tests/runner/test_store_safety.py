@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from ragmeter.errors import UsageError
+from ragmeter.runner.evaluation import EvaluationResult
 from ragmeter.store import open_store
 from tests.helpers import invoke, require_system
 from tests.runner import toy
@@ -382,6 +383,33 @@ def test_a_results_folder_that_cannot_be_written(tmp_path, monkeypatch, blocker)
                 )
     finally:
         toy.uninstall()
-    _one_line_error(res, "run", f"cannot write the results folder {results}", "nothing was")
+    _one_line_error(res, "run", f"cannot write the results folder {results}")
+    assert toy.ToyAdapter.calls == 0  # found before any work
+    assert not store.exists()
+
+
+def test_a_results_folder_that_fails_during_the_save(tmp_path, monkeypatch):
+    """The check before the work passed, the save itself fails: no store rows, no folder."""
+    toy.install()
+    try:
+        monkeypatch.chdir(tmp_path)
+        config = toy.write_project(tmp_path)
+        store = tmp_path / "store.db"
+
+        def full(self, folder, *args):  # type: ignore[no-untyped-def]
+            (folder / "summary.json").write_text("{")  # half-written, then the disk is full
+            raise OSError(28, "No space left on device", str(folder / "samples.parquet"))
+
+        monkeypatch.setattr(EvaluationResult, "_write_files", full)
+        res = invoke("run", str(config), "--quiet", "--store", str(store))
+    finally:
+        toy.uninstall()
+    _one_line_error(
+        res,
+        "run",
+        "cannot write the results folder results: No space left on device",
+        "nothing was written",
+    )
+    assert not list((tmp_path / "results").iterdir())  # the temporary folder is removed
     listed = invoke("runs", "list", "--json", "--store", str(store))
-    assert json.loads(listed.stdout or "[]") == []
+    assert (listed.code, json.loads(listed.stdout)) == (0, [])

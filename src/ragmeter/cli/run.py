@@ -57,6 +57,7 @@ def register(app: typer.Typer) -> None:
         from ragmeter.runner.pipeline import RichProgress, run_pipeline
 
         cfg = load_config(config)
+        _check_results_dir(results_dir)
         if not no_store:  # a store that cannot be written is found before the work, not after
             from ragmeter.store.store import probe_store
 
@@ -328,6 +329,31 @@ def register(app: typer.Typer) -> None:
             with atomic_write(output) as fh:
                 fh.write(text + "\n")
             typer.echo(f"wrote {output}", err=True)
+
+
+def _check_results_dir(folder: Path) -> None:
+    """A results folder that cannot be written is found before the work (the save checks
+    again: this only spares a long run that could never be saved)."""
+    import os
+
+    from ragmeter.errors import UsageError
+
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing.exists() and not existing.is_dir():
+        what = "is a file" if existing == folder else f"is under the file {existing}"
+        raise UsageError(
+            f"cannot write the results folder {folder}: it {what} (--results-dir picks another "
+            "folder)",
+            command="run",
+        )
+    if existing.exists() and not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(
+            f"cannot write the results folder {folder}: {existing} is read-only; nothing was "
+            "written (--results-dir picks another folder)",
+            command="run",
+        )
 
 
 def _pick_system(handle, ref: str, system: str | None) -> list[str]:  # type: ignore[no-untyped-def]
