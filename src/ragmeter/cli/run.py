@@ -59,7 +59,7 @@ def register(app: typer.Typer) -> None:
         cfg = load_config(config)
         _check_results_dir(results_dir)
         if not no_store:  # a store that cannot be written is found before the work, not after
-            from ragmeter.store.store import probe_store
+            from ragmeter.store.checks import probe_store
 
             with command_errors("run"):
                 probe_store(store or cfg.model.store)

@@ -25,6 +25,7 @@ from ragmeter.errors import UsageError
 from ragmeter.io.jsonutil import dumps
 from ragmeter.result import SAMPLES_SCHEMA, Aggregate
 from ragmeter.store import schema
+from ragmeter.store.checks import check_sqlite_file, probe_store
 from ragmeter.store.engine import (
     DEFAULT_STORE,
     display_url,
@@ -176,7 +177,7 @@ class Store:
         parsed = normalize_url(url if url is not None else DEFAULT_STORE)
         self.url = display_url(parsed)
         self.readonly = readonly
-        _check_sqlite_file(parsed, self.url, must_exist=readonly)
+        check_sqlite_file(parsed, self.url, must_exist=readonly)
         if not readonly and sqlite_path(parsed) is not None:
             # the writer switches SQLite to WAL on connect: look first, read-only, so that a
             # foreign or damaged file is refused untouched
@@ -876,51 +877,6 @@ def _comparison_row(key: int, c: Mapping[str, Any]) -> dict[str, Any]:
         "reason": c.get("reason"),
         "detail": dumps(c.get("detail")) if c.get("detail") is not None else None,
     }
-
-
-def _check_sqlite_file(url: Any, where: str, *, must_exist: bool) -> None:
-    """A SQLite store is a file, never a folder; one opened for reading must exist already."""
-    path = sqlite_path(url)
-    if path is None:
-        return
-    if path.is_dir():
-        raise UsageError(
-            f"the store {where} is a folder (expected a SQLite file such as .ragmeter/ragmeter.db)"
-        )
-    if must_exist and not path.exists():
-        raise UsageError(
-            f"no results store at {path} (ragmeter run writes one; or pass --store URL)"
-        )
-
-
-def probe_store(url: str | os.PathLike[str] | None = None) -> None:
-    """Check, changing nothing, that a store can be written at ``url`` before hours of work go
-    into a run: an existing database must be reachable, readable and empty or a ragmeter store
-    this version can write; a SQLite file that does not exist yet is fine (it is created)."""
-    from ragmeter.store.migrations import read_version, refuse_foreign, refuse_newer
-
-    parsed = normalize_url(url if url is not None else DEFAULT_STORE)
-    where = display_url(parsed)
-    _check_sqlite_file(parsed, where, must_exist=False)
-    path = sqlite_path(parsed)
-    if path is not None and not path.exists():
-        return
-    if path is not None and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
-        raise UsageError(
-            f"the store {where} is read-only (this user cannot write the file or its folder); "
-            "nothing was written (--store picks another store, --no-store writes none)"
-        )
-    with database_errors(where):
-        engine = make_engine(parsed, readonly=True, pool_size=1)
-        try:
-            with engine.connect() as conn:
-                version = read_version(conn, where)
-                if version is None:
-                    refuse_foreign(conn, where)
-                else:
-                    refuse_newer(version, where)
-        finally:
-            engine.dispose()
 
 
 def open_store(url: str | os.PathLike[str] | None = None, *, readonly: bool = False) -> Store:
