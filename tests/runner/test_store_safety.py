@@ -413,3 +413,24 @@ def test_a_results_folder_that_fails_during_the_save(tmp_path, monkeypatch):
     assert not list((tmp_path / "results").iterdir())  # the temporary folder is removed
     listed = invoke("runs", "list", "--json", "--store", str(store))
     assert (listed.code, json.loads(listed.stdout)) == (0, [])
+
+
+def test_reading_commands_read_a_postgresql_store_in_read_only_sessions(pg_url, tmp_path):
+    import psycopg
+
+    with open_store(pg_url) as store:
+        store.write([make_run("e1-a"), make_run("e1-b", system="dense")])
+    listed = invoke("runs", "list", "--json", "--store", pg_url)
+    assert listed.code == 0, listed.stderr
+    assert [r["id"] for r in json.loads(listed.stdout)] == ["e1-b", "e1-a"]
+    out = tmp_path / "r.html"
+    assert invoke("report", "e1", "-o", str(out), "--store", pg_url).code == 0
+    assert "e1-b" in out.read_text()
+    # the sessions the reading commands open refuse writes
+    from sqlalchemy import text
+
+    with open_store(pg_url, readonly=True) as store, store.engine.connect() as conn:
+        with pytest.raises(Exception, match="read-only transaction"):
+            conn.execute(text("DELETE FROM runs"))
+    with psycopg.connect(pg_url.replace("+psycopg", "")) as c:
+        assert c.execute("SELECT count(*) FROM runs").fetchone() == (2,)
