@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ragmeter.cli.stores import STORE_HELP, command_errors, stored
+from ragmeter.cli.stores import STORE_HELP, check_output, command_errors, stored
 
 RUN_STORE_HELP = (
     "Results store URL (sqlite:///PATH or postgresql://...); default: the config's store:, "
@@ -302,6 +304,8 @@ def register(app: typer.Typer) -> None:
             )
         if fmt == "parquet" and output is None:
             raise UsageError("--format parquet needs --output FILE", command="runs export")
+        if output is not None:
+            check_output(output, "--output", "runs export")
         with stored(store, "runs export") as handle:
             run_ids = _pick_system(handle, run, system)
             if fmt == "parquet":
@@ -314,7 +318,7 @@ def register(app: typer.Typer) -> None:
                     column = pa.array([run_id] * part.num_rows, pa.string())
                     parts.append(part.add_column(0, "run_id", column))
                 table = pa.concat_tables(parts)
-                with atomic_write(output, "wb") as fh:  # type: ignore[arg-type]
+                with _written(output, "runs export"), atomic_write(output, "wb") as fh:  # type: ignore[arg-type]
                     pq.write_table(table, fh)
                 runs_note = f" of {len(run_ids)} runs" if len(run_ids) > 1 else ""
                 typer.echo(
@@ -326,9 +330,20 @@ def register(app: typer.Typer) -> None:
         if output is None:
             typer.echo(text)
         else:
-            with atomic_write(output) as fh:
+            with _written(output, "runs export"), atomic_write(output) as fh:
                 fh.write(text + "\n")
             typer.echo(f"wrote {output}", err=True)
+
+
+@contextmanager
+def _written(path: Path, command: str) -> Iterator[None]:
+    """A file that cannot be written (full disk, no permission) is one line naming it."""
+    from ragmeter.errors import UsageError
+
+    try:
+        yield
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}", command=command) from None
 
 
 def _check_results_dir(folder: Path) -> None:
