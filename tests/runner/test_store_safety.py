@@ -429,8 +429,11 @@ def test_reading_commands_read_a_postgresql_store_in_read_only_sessions(pg_url, 
     # the sessions the reading commands open refuse writes
     from sqlalchemy import text
 
-    with open_store(pg_url, readonly=True) as store, store.engine.connect() as conn:
-        with pytest.raises(Exception, match="read-only transaction"):
-            conn.execute(text("DELETE FROM runs"))
+    with (
+        open_store(pg_url, readonly=True) as store,
+        store.engine.connect() as conn,
+        pytest.raises(Exception, match="read-only transaction"),
+    ):
+        conn.execute(text("DELETE FROM runs"))
     with psycopg.connect(pg_url.replace("+psycopg", "")) as c:
         assert c.execute("SELECT count(*) FROM runs").fetchone() == (2,)
