@@ -290,12 +290,29 @@ def test_every_store_error_of_gate_and_runs_names_its_command(project):
         command = " ".join(args[:2]) if args[0] == "runs" else args[0]
         bad = invoke(*args, "--store", store)
         assert (bad.code, bad.stderr) == (2, f"ragmeter {command}: {missing}")
-    # 'latest' names the latest evaluation's two runs: export needs one
-    two = invoke("runs", "export", "latest", "--store", store)
-    assert (two.code, two.stderr) == (
+    # 'latest' names the latest evaluation's two runs: export gives both, --system one
+    two = invoke("runs", "export", "latest", "--store", store, "--no-samples")
+    assert two.code == 0, two.stderr
+    assert sorted(r["run"]["id"] for r in json.loads(two.stdout)) == ids
+    systems = {r["run"]["system"]: r["run"]["id"] for r in json.loads(two.stdout)}
+    for name, run_id in systems.items():
+        one = invoke("runs", "export", "latest", "--system", name, "--store", store)
+        assert one.code == 0, one.stderr
+        assert json.loads(one.stdout)["run"]["id"] == run_id
+    none = invoke("runs", "export", "latest", "--system", "nope", "--store", store)
+    assert (none.code, none.stderr) == (
         2,
-        f"ragmeter runs export: 'latest' names 2 runs ({', '.join(ids)}); name one run id\n",
+        f"ragmeter runs export: 'latest' has no run of system 'nope' (it has "
+        f"{', '.join(sorted(systems))})\n",
     )
+    table = project / "both.parquet"
+    assert (
+        invoke(
+            "runs", "export", "latest", "--format", "parquet", "-o", str(table), "--store", store
+        ).code
+        == 0
+    )
+    assert sorted(set(pq.read_table(table)["run_id"].to_pylist())) == ids
     url = invoke("runs", "list", "--store", "mysql://x/y")
     assert (url.code, url.stderr) == (
         2,

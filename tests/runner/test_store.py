@@ -343,8 +343,12 @@ def test_not_a_ragmeter_database(tmp_path):
 
     path = tmp_path / "other.db"
     sqlite3.connect(path).execute("CREATE TABLE runs (x int)").connection.commit()
-    with pytest.raises(InputError, match="has a 'runs' table but no ragmeter schema version"):
+    with pytest.raises(UsageError) as exc:
         open_store(path)
+    assert str(exc.value) == (
+        f"the store sqlite:///{path} is not a ragmeter results store (it has tables runs but no "
+        "ragmeter_meta; expected a ragmeter store or an empty database)"
+    )
 
 
 def test_migrations_upgrade_an_older_store(store_url, monkeypatch):

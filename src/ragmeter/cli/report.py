@@ -8,9 +8,11 @@ from typing import Annotated
 
 import typer
 
-from ragmeter.cli.stores import STORE_HELP, open_existing_store
+from ragmeter.cli.stores import STORE_HELP, check_output, open_existing_store, stored
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+DASHBOARD_WORKERS = 8
+"""Requests the dashboard works on at once (one store connection each); more get a quick 503."""
 
 
 def register(app: typer.Typer) -> None:
@@ -45,15 +47,9 @@ def register(app: typer.Typer) -> None:
         from ragmeter.errors import UsageError
         from ragmeter.report import resolve_runs
 
-        if output.exists() and output.is_dir():
-            raise UsageError(
-                f"--output {output} is a folder (expected a file name)", command="report"
-            )
-        with open_existing_store(store, "report") as handle:
-            try:
-                ids = resolve_runs(handle, runs)
-            except UsageError as exc:
-                raise UsageError(exc.message, command="report") from None
+        check_output(output, "--output", "report")
+        with stored(store, "report") as handle:
+            ids = resolve_runs(handle, runs)
             from ragmeter.report import write_report
 
             try:
@@ -103,10 +99,12 @@ def register(app: typer.Typer) -> None:
         _check_port(host, port)
         from ragmeter.web import create_app
 
-        handle = open_existing_store(store, "serve")
+        handle = open_existing_store(store, "serve", pool_size=DASHBOARD_WORKERS)
         public = host not in LOOPBACK
         hosts = None if host in ("0.0.0.0", "::") else [*LOOPBACK, host]
-        app = create_app(handle, allowed_hosts=hosts, judge_cache=cache_path)
+        app = create_app(
+            handle, allowed_hosts=hosts, judge_cache=cache_path, max_busy=DASHBOARD_WORKERS
+        )
         shown = f"[{host}]" if ":" in host else host
         cache_note = f"judge cache {cache_path}; " if cache_path.is_file() else ""
         print(
@@ -151,18 +149,37 @@ def _judge_cache_path(given: Path | None) -> Path:
 
 
 def _check_port(host: str, port: int) -> None:
-    """A clear one-line error when the address is taken, instead of uvicorn's log and exit."""
+    """A clear one-line error when the address cannot be listened on, instead of uvicorn's log
+    and exit: an invalid host, an address this machine does not have, a port in use."""
+    import errno
     import socket
 
     from ragmeter.errors import UsageError
 
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as exc:
+        why = exc.strerror if isinstance(exc, socket.gaierror) else str(exc)
+        raise UsageError(
+            f"--host {host!r} is not a valid address or a name this machine can resolve ({why}); "
+            "use e.g. 127.0.0.1",
+            command="serve",
+        ) from None
+    family, _, _, _, address = infos[0]
     try:
         with socket.socket(family, socket.SOCK_STREAM) as sock:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((host, port))
+            sock.bind(address)
     except OSError as exc:
+        why = exc.strerror or str(exc)
+        if exc.errno == errno.EADDRINUSE:
+            hint = "pick another --port"
+        elif exc.errno == errno.EADDRNOTAVAIL:
+            hint = f"{host} is not an address of this machine; use e.g. 127.0.0.1"
+        elif exc.errno == errno.EACCES:
+            hint = "ports below 1024 need privileges; pick another --port"
+        else:
+            hint = "check --host and --port"
         raise UsageError(
-            f"cannot listen on {host}:{port} ({exc.strerror or exc}); pick another --port",
-            command="serve",
+            f"cannot listen on {host}:{port} ({why}); {hint}", command="serve"
         ) from None

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ragmeter.cli.stores import STORE_HELP, stored
+from ragmeter.cli.stores import STORE_HELP, check_output, command_errors, stored
 
 RUN_STORE_HELP = (
     "Results store URL (sqlite:///PATH or postgresql://...); default: the config's store:, "
@@ -73,6 +75,12 @@ def register(app: typer.Typer) -> None:
         from ragmeter.runner.pipeline import RichProgress, run_pipeline
 
         cfg = load_config(config)
+        _check_results_dir(results_dir)
+        if not no_store:  # a store that cannot be written is found before the work, not after
+            from ragmeter.store.checks import probe_store
+
+            with command_errors("run"):
+                probe_store(store or cfg.model.store)
         progress = None if (quiet or (as_json and not sys.stderr.isatty())) else RichProgress()
         result = run_pipeline(
             cfg,
@@ -83,11 +91,8 @@ def register(app: typer.Typer) -> None:
             refresh_systems=refresh_system or (),
             results_dir=results_dir,
         )
-        result.save(
-            store,
-            results_dir=results_dir,
-            write_store=not no_store,
-        )
+        with command_errors("run"):
+            result.save(store, results_dir=results_dir, write_store=not no_store)
         if report:
             _write_report(result)
         summary = result.summary()
@@ -202,7 +207,12 @@ def register(app: typer.Typer) -> None:
         if not rows:
             typer.echo(f"no runs in {url}")
             return
-        table = Table("id", "project", "system", "version", "created (UTC)", "gate", "tags")
+        # run ids are what `runs show/export` take: never cut or wrapped, whatever the width
+        # (the other columns wrap instead)
+        table = Table()
+        table.add_column("id", no_wrap=True, min_width=max(len(r["id"]) for r in rows))
+        for name in ("project", "system", "version", "created (UTC)", "gate", "tags"):
+            table.add_column(name, overflow="fold")
         for r in rows:
             table.add_row(
                 r["id"],
@@ -249,7 +259,7 @@ def register(app: typer.Typer) -> None:
         """Delete runs (each in one transaction)."""
         from ragmeter.errors import UsageError
 
-        with stored(store, "runs delete") as handle:
+        with stored(store, "runs delete", write=True) as handle:
             ids: list[str] = []
             for ref in runs:
                 ids.extend(i for i in handle.resolve(ref) if i not in ids)
@@ -272,7 +282,17 @@ def register(app: typer.Typer) -> None:
 
     @runs_app.command("export")
     def runs_export(
-        run: Annotated[str, typer.Argument(help="A run id (or unique prefix, or 'latest').")],
+        run: Annotated[
+            str,
+            typer.Argument(
+                help="A run id, unique prefix, evaluation id or 'latest' (an evaluation exports "
+                "every system's run; --system picks one)."
+            ),
+        ],
+        system: Annotated[
+            str | None,
+            typer.Option("--system", help="Only the run of this system (in an evaluation)."),
+        ] = None,
         output: Annotated[
             Path | None, typer.Option("--output", "-o", help="File (default stdout).")
         ] = None,
@@ -285,7 +305,12 @@ def register(app: typer.Typer) -> None:
         store: Annotated[str | None, typer.Option("--store", help=STORE_HELP)] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
     ) -> None:
-        """Export a run: JSON with everything, or its per-sample values as Parquet."""
+        """Export runs: JSON with everything, or their per-sample values as Parquet.
+
+        One run gives one JSON object; an evaluation (e.g. 'latest' with two systems) gives a
+        JSON array with one object per run, as runs show --json does. Parquet has a run_id
+        column.
+        """
         from ragmeter.errors import UsageError
         from ragmeter.io.files import atomic_write
         from ragmeter.io.jsonutil import dumps
@@ -296,25 +321,90 @@ def register(app: typer.Typer) -> None:
             raise UsageError(
                 f"unknown format {fmt!r} (expected json or parquet)", command="runs export"
             )
+        if fmt == "parquet" and output is None:
+            raise UsageError("--format parquet needs --output FILE", command="runs export")
+        if output is not None:
+            check_output(output, "--output", "runs export")
         with stored(store, "runs export") as handle:
-            run_id = handle.resolve_one(run)
+            run_ids = _pick_system(handle, run, system)
             if fmt == "parquet":
-                if output is None:
-                    raise UsageError("--format parquet needs --output FILE", command="runs export")
+                import pyarrow as pa
                 import pyarrow.parquet as pq
 
-                table = handle.sample_table(run_id)
-                with atomic_write(output, "wb") as fh:
+                parts = []
+                for run_id in run_ids:
+                    part = handle.sample_table(run_id)
+                    column = pa.array([run_id] * part.num_rows, pa.string())
+                    parts.append(part.add_column(0, "run_id", column))
+                table = pa.concat_tables(parts)
+                with _written(output, "runs export"), atomic_write(output, "wb") as fh:  # type: ignore[arg-type]
                     pq.write_table(table, fh)
-                typer.echo(f"wrote {table.num_rows} per-sample values to {output}", err=True)
+                runs_note = f" of {len(run_ids)} runs" if len(run_ids) > 1 else ""
+                typer.echo(
+                    f"wrote {table.num_rows} per-sample values{runs_note} to {output}", err=True
+                )
                 return
-            text = dumps(handle.export(run_id, samples=not no_samples), indent=2)
+            data = [handle.export(i, samples=not no_samples) for i in run_ids]
+            text = dumps(data[0] if len(data) == 1 else data, indent=2)
         if output is None:
             typer.echo(text)
         else:
-            with atomic_write(output) as fh:
+            with _written(output, "runs export"), atomic_write(output) as fh:
                 fh.write(text + "\n")
             typer.echo(f"wrote {output}", err=True)
+
+
+@contextmanager
+def _written(path: Path, command: str) -> Iterator[None]:
+    """A file that cannot be written (full disk, no permission) is one line naming it."""
+    from ragmeter.errors import UsageError
+
+    try:
+        yield
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}", command=command) from None
+
+
+def _check_results_dir(folder: Path) -> None:
+    """A results folder that cannot be written is found before the work (the save checks
+    again: this only spares a long run that could never be saved)."""
+    import os
+
+    from ragmeter.errors import UsageError
+
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing.exists() and not existing.is_dir():
+        what = "is a file" if existing == folder else f"is under the file {existing}"
+        raise UsageError(
+            f"cannot write the results folder {folder}: it {what} (--results-dir picks another "
+            "folder)",
+            command="run",
+        )
+    if existing.exists() and not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(
+            f"cannot write the results folder {folder}: {existing} is read-only; nothing was "
+            "written (--results-dir picks another folder)",
+            command="run",
+        )
+
+
+def _pick_system(handle, ref: str, system: str | None) -> list[str]:  # type: ignore[no-untyped-def]
+    """The runs ``ref`` names, or with ``--system`` the one run of that system among them."""
+    from ragmeter.errors import UsageError
+
+    ids = handle.resolve(ref)
+    if system is None:
+        return ids
+    names = {i: handle.get_run(i, full=False)["system"] for i in ids}
+    picked = [i for i in ids if names[i] == system]
+    if not picked:
+        has = ", ".join(sorted(set(names.values())))
+        raise UsageError(
+            f"{ref!r} has no run of system {system!r} (it has {has})", command="runs export"
+        )
+    return picked
 
 
 def _print_run(data: dict, console) -> None:  # type: ignore[no-untyped-def]

@@ -159,9 +159,11 @@ def load_runs(refs: list[str], store: str | None, stack: ExitStack) -> list[Stor
             raise InputError("no such file, results folder or stored run", path=ref)
         else:
             if handle is None:
-                from ragmeter.cli.stores import open_existing_store
+                from ragmeter.cli.stores import command_errors, open_existing_store
 
                 handle = stack.enter_context(open_existing_store(store, COMMAND))
+                # a store damaged or gone after opening: one line, not a traceback
+                stack.enter_context(command_errors(COMMAND, handle.url))
             try:
                 ids = handle.resolve(ref)
             except UsageError as exc:

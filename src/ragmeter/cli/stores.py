@@ -1,4 +1,9 @@
-"""The results store, as the commands that read it open it (``runs``, ``gate``, ``report``...)."""
+"""The results store, as the commands that read it open it (``runs``, ``gate``, ``report``...).
+
+Reading commands open the store read-only: they never create a store, add tables to a database
+that is not one, switch SQLite's journal mode or run a migration (docs/runner.md, "The results
+store"). Every store failure inside a command becomes one line with the command's prefix.
+"""
 
 from __future__ import annotations
 
@@ -16,15 +21,26 @@ STORE_HELP = "Results store URL (sqlite:///PATH or postgresql://...); default sq
 
 
 @contextmanager
-def command_errors(command: str) -> Iterator[None]:
+def command_errors(command: str, store_url: str | None = None) -> Iterator[None]:
     """Give every :class:`UsageError` raised inside the block the ``ragmeter COMMAND:`` prefix.
 
     The store and its URL parser are libraries and do not know which command called them, so
     their errors carry no command; this is the one place a command adds it (DESIGN.md, "Command
-    line": where no file or line applies, an error reads ``ragmeter COMMAND: ...``).
+    line": where no file or line applies, an error reads ``ragmeter COMMAND: ...``). With
+    ``store_url``, a database error inside the block (a store damaged or unreachable after it
+    was opened) is reported the same way instead of as a traceback.
     """
+    from contextlib import nullcontext
+
     try:
-        yield
+        if store_url is None:
+            guard = nullcontext()
+        else:
+            from ragmeter.store.errors import database_errors
+
+            guard = database_errors(store_url)
+        with guard:
+            yield
     except UsageError as exc:
         if exc.command is not None:
             raise
@@ -32,31 +48,47 @@ def command_errors(command: str) -> Iterator[None]:
 
 
 @contextmanager
-def stored(url: str | None, command: str) -> Iterator[Store]:
-    """An existing store, open for the block, whose errors carry the command's prefix."""
-    with command_errors(command), open_existing_store(url, command) as handle:
+def stored(url: str | None, command: str, *, write: bool = False) -> Iterator[Store]:
+    """An existing store, open for the block (read-only unless ``write``), whose errors carry
+    the command's prefix."""
+    handle = open_existing_store(url, command, write=write)
+    with command_errors(command, handle.url), handle:
         yield handle
 
 
-def open_existing_store(url: str | None, command: str) -> Store:
-    """Open a store for reading; a SQLite file that does not exist is an error, not created."""
+def open_existing_store(
+    url: str | None, command: str, *, write: bool = False, pool_size: int = 5
+) -> Store:
+    """Open an existing store (read-only unless ``write``); a SQLite file that does not exist
+    is an error, never created."""
     with command_errors(command):
-        return _open_existing_store(url, command)
+        from ragmeter.store import DEFAULT_STORE, Store, normalize_url
 
+        parsed = normalize_url(url if url is not None else DEFAULT_STORE)
+        if write:
+            from ragmeter.store.engine import sqlite_path
 
-def _open_existing_store(url: str | None, command: str) -> Store:
-    from ragmeter.store import DEFAULT_STORE, Store, normalize_url
-
-    parsed = normalize_url(url if url is not None else DEFAULT_STORE)
-    db = parsed.database if parsed.get_backend_name() == "sqlite" else None
-    if (
-        db
-        and db != ":memory:"
-        and not db.startswith("file:")
-        and not Path(db).expanduser().exists()
-    ):
-        raise UsageError(
-            f"no results store at {db} (ragmeter run writes one; or pass --store URL)",
-            command=command,
+            path = sqlite_path(parsed)
+            if path is not None and not path.exists():
+                raise UsageError(
+                    f"no results store at {path} (ragmeter run writes one; or pass --store URL)"
+                )
+            return Store(parsed.render_as_string(hide_password=False))
+        return Store(
+            parsed.render_as_string(hide_password=False), readonly=True, pool_size=pool_size
         )
-    return Store(parsed.render_as_string(hide_password=False))
+
+
+def check_output(path: Path, option: str, command: str) -> None:
+    """An output file that cannot be one (a folder, or under a file) is refused before any work."""
+    if path.is_dir():
+        raise UsageError(f"{option} {path} is a folder (expected a file name)", command=command)
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise UsageError(
+                    f"{option} {path}: {parent} is a file, not a folder (expected a file name "
+                    "in a folder)",
+                    command=command,
+                )
+            break

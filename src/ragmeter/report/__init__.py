@@ -25,7 +25,7 @@ def _open(store: Any) -> tuple[Any, bool]:
 
     if isinstance(store, Store):
         return store, False
-    return Store(store), True
+    return Store(store, readonly=True), True  # a report reads; it never creates or upgrades
 
 
 def resolve_runs(store: Any, refs: Sequence[str]) -> list[str]:

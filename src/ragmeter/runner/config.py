@@ -156,8 +156,12 @@ class ThresholdRule(_Model):
     """An absolute threshold on an aggregate."""
 
     metric: str = Field(description="task.metric, e.g. retrieval.nDCG@10.")
-    min: float | None = Field(None, description="The value must be >= min (unrounded).")
-    max: float | None = Field(None, description="The value must be <= max (unrounded).")
+    min: float | None = Field(
+        None, allow_inf_nan=False, description="The value must be >= min (unrounded)."
+    )
+    max: float | None = Field(
+        None, allow_inf_nan=False, description="The value must be <= max (unrounded)."
+    )
     systems: list[str] | None = Field(
         None, description="Only these systems (default: gates.systems)."
     )

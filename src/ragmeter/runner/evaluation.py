@@ -7,7 +7,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
@@ -17,6 +18,7 @@ import pyarrow as pa
 
 from ragmeter._version import __version__
 from ragmeter.datasets.gold import GoldSet
+from ragmeter.errors import UsageError
 from ragmeter.io.files import atomic_write
 from ragmeter.io.jsonutil import dumps
 from ragmeter.result import Aggregate, Result
@@ -454,9 +456,10 @@ class EvaluationResult:
         final_dir: Path | None = None
         if results_dir is not None:
             root = Path(results_dir)
-            root.mkdir(parents=True, exist_ok=True)
             final_dir = root / self.evaluation_id
-            tmp_dir = Path(tempfile.mkdtemp(prefix=f".{self.evaluation_id}.", dir=root))
+            with _folder_errors(root):
+                root.mkdir(parents=True, exist_ok=True)
+                tmp_dir = Path(tempfile.mkdtemp(prefix=f".{self.evaluation_id}.", dir=root))
             saved["results_dir"] = str(final_dir)
         try:
             if write_store:
@@ -467,7 +470,8 @@ class EvaluationResult:
                     saved["run_ids"] = list(self.run_ids.values())
                     self.saved = saved
                     if tmp_dir is not None:
-                        self._write_files(tmp_dir, pq, yaml)
+                        with _folder_errors(tmp_dir.parent):
+                            self._write_files(tmp_dir, pq, yaml)
                     handle.write(self.run_records())
                 finally:
                     if owned:
@@ -475,15 +479,17 @@ class EvaluationResult:
             else:
                 self.saved = saved
                 if tmp_dir is not None:
-                    self._write_files(tmp_dir, pq, yaml)
+                    with _folder_errors(tmp_dir.parent):
+                        self._write_files(tmp_dir, pq, yaml)
             if tmp_dir is not None and final_dir is not None:
-                if final_dir.is_dir():
-                    # live systems' outputs were materialised there before evaluating:
-                    # they join the assembled folder, which then takes the final name
-                    for child in final_dir.iterdir():
-                        os.replace(child, tmp_dir / child.name)
-                    final_dir.rmdir()
-                os.replace(tmp_dir, final_dir)
+                with _folder_errors(final_dir):
+                    if final_dir.is_dir():
+                        # live systems' outputs were materialised there before evaluating:
+                        # they join the assembled folder, which then takes the final name
+                        for child in final_dir.iterdir():
+                            os.replace(child, tmp_dir / child.name)
+                        final_dir.rmdir()
+                    os.replace(tmp_dir, final_dir)
                 tmp_dir = None
         finally:
             if tmp_dir is not None:
@@ -501,3 +507,18 @@ class EvaluationResult:
                 f"{__version__}, {self.evaluation_id})\n"
             )
             yaml.safe_dump(self.config.public_dict(), fh, sort_keys=False, allow_unicode=True)
+
+
+@contextmanager
+def _folder_errors(folder: Path) -> Iterator[None]:
+    """A results folder that cannot be written (read-only, full, a file in the way) is one line
+    naming it; the store is written after the folder's files, so it holds nothing either."""
+    try:
+        yield
+    except OSError as exc:
+        what = exc.strerror or str(exc)
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise UsageError(
+            f"cannot write the results folder {folder}: {what}{where}; nothing was written "
+            "(--results-dir picks another folder)"
+        ) from None

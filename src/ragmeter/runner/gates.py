@@ -13,6 +13,7 @@ non-``ok`` status) is SKIP with the reason and does not fail the run, unless gat
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -274,4 +275,11 @@ def parse_rule(text: str) -> dict[str, Any]:
         raise UsageError(
             f"threshold {m['value']!r} of rule {text!r} is not a number", command="gate"
         ) from None
+    if not math.isfinite(value):
+        # nan compares false with everything and inf (or 1e309) can never be met: a typo, not
+        # a gate, so it is bad input (exit 2) rather than a failed gate (exit 1)
+        raise UsageError(
+            f"threshold {m['value']!r} of rule {text!r} is not a finite number (expected e.g. 0.6)",
+            command="gate",
+        )
     return {"metric": m["metric"], ("min" if m["op"] == ">=" else "max"): value}

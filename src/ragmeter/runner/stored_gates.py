@@ -109,6 +109,8 @@ def gate_stored(
             (c["baseline_run_id"], c["task"], c["metric"]): c for c in store.comparisons(run_id)
         }
         for rule in built:
+            if rules and rule.source == "rules":
+                _check_computed(rule, aggregates, run_id)
             comps: dict[tuple[str, str], Mapping[str, Any]] = {}
             base_run = None
             if rule.kind == "no_regression" and rule.baseline != run["system"]:
@@ -138,6 +140,25 @@ def gate_stored(
                 )
             )
     return GateReport(outcomes, strict=strict_any)
+
+
+def _check_computed(
+    rule: Any, aggregates: Mapping[str, Mapping[str, Aggregate]], run_id: str
+) -> None:
+    """A ``--rule`` on a metric its (evaluated) task never computed is a mistake in the rule,
+    not a gate that passes or fails: exit 2 with the metrics the task has. A task that was
+    skipped or not configured stays SKIP, as in the run's own gates."""
+    if rule.canonical is None or rule.task not in aggregates:
+        return
+    held = aggregates[rule.task]
+    if rule.canonical in held:
+        return
+    names = sorted(held, key=lambda m: (m.startswith("IPrec@"), m))  # the 11 points last
+    shown = ", ".join(f"{rule.task}.{m}" for m in names[:8]) + (", ..." if len(names) > 8 else "")
+    raise UsageError(
+        f"run {run_id} did not compute {rule.metric} (its {rule.task} task has {shown})",
+        command="gate",
+    )
 
 
 def stored_result(store: Store, run_id: str, task: str) -> Result:

@@ -25,11 +25,19 @@ from ragmeter.errors import UsageError
 from ragmeter.io.jsonutil import dumps
 from ragmeter.result import SAMPLES_SCHEMA, Aggregate
 from ragmeter.store import schema
-from ragmeter.store.engine import DEFAULT_STORE, display_url, make_engine, normalize_url
-from ragmeter.store.migrations import ensure_schema
+from ragmeter.store.checks import check_sqlite_file, probe_store
+from ragmeter.store.engine import (
+    DEFAULT_STORE,
+    display_url,
+    make_engine,
+    normalize_url,
+    sqlite_path,
+)
+from ragmeter.store.errors import database_errors
+from ragmeter.store.migrations import check_schema, ensure_schema
 from ragmeter.store.records import RunRecord
 
-__all__ = ["Store", "open_store"]
+__all__ = ["Store", "open_store", "probe_store"]
 
 RUN_FIELDS = (
     "id",
@@ -153,18 +161,38 @@ def _metric_row(
 class Store:
     """A results store at ``url`` (see :mod:`ragmeter.store.engine` for the accepted forms).
 
-    Opening creates the schema if the database is empty and upgrades an older one.
+    Opening creates the schema if the database is empty and upgrades an older one. With
+    ``readonly=True`` (what the reading commands use) it changes nothing: the store must exist
+    and be a ragmeter store, SQLite is opened read-only, and writing methods fail.
+    ``pool_size`` bounds the connections held open at once (the dashboard sets it).
     """
 
-    def __init__(self, url: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        url: str | os.PathLike[str] | None = None,
+        *,
+        readonly: bool = False,
+        pool_size: int = 5,
+    ) -> None:
         parsed = normalize_url(url if url is not None else DEFAULT_STORE)
         self.url = display_url(parsed)
-        self.engine: Engine = make_engine(parsed)
-        try:
-            self.schema_version = ensure_schema(self.engine, self.url)
-        except Exception:
-            self.engine.dispose()
-            raise
+        self.readonly = readonly
+        check_sqlite_file(parsed, self.url, must_exist=readonly)
+        if not readonly and sqlite_path(parsed) is not None:
+            # the writer switches SQLite to WAL on connect: look first, read-only, so that a
+            # foreign or damaged file is refused untouched
+            probe_store(parsed.render_as_string(hide_password=False))
+        with database_errors(self.url, writing=not readonly):
+            self.engine: Engine = make_engine(parsed, readonly=readonly, pool_size=pool_size)
+            try:
+                if readonly:
+                    with self.engine.connect() as conn:
+                        self.schema_version = check_schema(conn, self.url)
+                else:
+                    self.schema_version = ensure_schema(self.engine, self.url)
+            except BaseException:
+                self.engine.dispose()
+                raise
 
     def close(self) -> None:
         self.engine.dispose()
@@ -187,8 +215,12 @@ class Store:
 
     # -- writing --------------------------------------------------------------------------------
     def write(self, runs: Sequence[RunRecord]) -> list[str]:
-        """Store the runs of one evaluation in one transaction; return their ids."""
-        with self._write() as conn, conn.begin():
+        """Store the runs of one evaluation in one transaction; return their ids.
+
+        A database failure (read-only file, full disk, missing privilege) rolls the transaction
+        back and is raised as one :class:`UsageError` naming the store and the cause.
+        """
+        with database_errors(self.url, writing=True), self._write() as conn, conn.begin():
             keys: dict[str, int] = {}
             for run in runs:
                 keys[run.id] = self._insert_run(conn, run)
@@ -728,7 +760,7 @@ class Store:
     # -- deleting and exporting -----------------------------------------------------------------
     def delete(self, run_id: str) -> None:
         """Remove one run and everything that hangs off it, in one transaction."""
-        with self._write() as conn, conn.begin():
+        with database_errors(self.url, writing=True), self._write() as conn, conn.begin():
             key = self._key(conn, run_id)
             for table in (
                 schema.samples,
@@ -847,6 +879,7 @@ def _comparison_row(key: int, c: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def open_store(url: str | os.PathLike[str] | None = None) -> Store:
-    """Open (creating or upgrading if needed) the store at ``url`` (default: the local SQLite)."""
-    return Store(url)
+def open_store(url: str | os.PathLike[str] | None = None, *, readonly: bool = False) -> Store:
+    """Open the store at ``url`` (default: the local SQLite): creating or upgrading it if
+    needed, or, with ``readonly=True``, only reading an existing store."""
+    return Store(url, readonly=readonly)

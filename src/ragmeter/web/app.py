@@ -5,17 +5,24 @@ assets served from the package, no write route. Responses carry a Content-Securi
 allows scripts and styles from this server only, and requests whose ``Host`` is not one the
 server answers to are refused (a page on another site cannot read the dashboard through DNS
 rebinding).
+
+Work is bounded per request (validated, length-limited parameters; paged queries) and across
+requests: at most ``max_busy`` pages are built at once, each on its own store connection, and a
+request that finds them all busy for ``busy_wait_s`` gets a quick 503 with ``Retry-After``
+instead of queueing until the connection pool times out.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import unquote, urlencode
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import (
     HTMLResponse,
@@ -50,6 +57,8 @@ SECURITY_HEADERS = [
     (b"cross-origin-resource-policy", b"same-origin"),
 ]
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+MAX_BUSY = 8
+BUSY_WAIT_S = 1.0
 
 
 def link_run(run_id: str) -> str:
@@ -110,14 +119,22 @@ def create_app(
     *,
     allowed_hosts: Iterable[str] | None = LOOPBACK,
     judge_cache: str | os.PathLike[str] | None = None,
+    max_busy: int = MAX_BUSY,
+    busy_wait_s: float = BUSY_WAIT_S,
 ) -> Starlette:
-    """The dashboard over ``store`` (a :class:`Store` or URL). ``allowed_hosts``: host names
-    the ``Host`` header may carry (``None``: any, for a server bound to a public address).
-    ``judge_cache``: the judge's cache file, read-only, whose prompts and replies the sample
-    page shows (``None``: not shown; a path that does not exist: the page says so)."""
+    """The dashboard over ``store`` (a :class:`Store` or URL, opened read-only). ``allowed_hosts``:
+    host names the ``Host`` header may carry (``None``: any, for a server bound to a public
+    address). ``judge_cache``: the judge's cache file, read-only, whose prompts and replies the
+    sample page shows (``None``: not shown; a path that does not exist: the page says so).
+    ``max_busy``: pages built at once; a request waits at most ``busy_wait_s`` for a turn, then
+    gets a 503."""
     from ragmeter.judge.cache import CacheReader
+    from ragmeter.store.errors import describe, is_database_error
 
-    handle = store if isinstance(store, Store) else Store(store)
+    if max_busy < 1:
+        raise UsageError(f"max_busy must be at least 1 (got {max_busy})")
+    handle = store if isinstance(store, Store) else Store(store, readonly=True, pool_size=max_busy)
+    busy: dict[str, asyncio.Semaphore] = {}
     reader = None if judge_cache is None else CacheReader(judge_cache)
     env = environment(link_run=link_run, link_sample=link_sample)
     cache = pages.ReportCache()
@@ -148,19 +165,55 @@ def create_app(
         )
         return HTMLResponse(html, status_code=status)
 
-    def page(
-        template: str, build: Callable[[Request], dict[str, Any]], *, suffix: bool = False
-    ) -> Callable[[Request], Response]:
-        def endpoint(request: Request) -> Response:
-            json = _wants_json(request, suffix)
+    def bounded(
+        endpoint: Callable[[Request], Response], *, suffix: bool = False
+    ) -> Callable[[Request], Awaitable[Response]]:
+        """Validate the query string, wait at most ``busy_wait_s`` for a turn (else 503) and
+        build the page in a worker thread; errors become pages. The wait happens on the event
+        loop, so a saturated server answers 503s without tying up its worker threads."""
+
+        async def run(request: Request) -> Response:
+            json = _wants_json(request, suffix or request.url.path.endswith(".json"))
             try:
-                return render(request, template, build(request), json)
+                pages.check_params(request.query_params.multi_items())
+            except UsageError as exc:
+                return error(request, 400, str(exc), json)
+            turns = busy.get("turns")
+            if turns is None:  # created on the server's event loop
+                turns = busy["turns"] = asyncio.Semaphore(max_busy)
+            try:
+                await asyncio.wait_for(turns.acquire(), busy_wait_s)
+            except (asyncio.TimeoutError, TimeoutError):
+                response = error(
+                    request,
+                    503,
+                    f"the dashboard is busy ({max_busy} pages in progress); try again in a moment",
+                    json,
+                )
+                response.headers["retry-after"] = "1"
+                return response
+            try:
+                return await run_in_threadpool(endpoint, request)
             except NotFound as exc:
                 return error(request, 404, str(exc), json)
             except UsageError as exc:
                 return error(request, 400, str(exc), json)
+            except Exception as exc:
+                if not is_database_error(exc):
+                    raise
+                return error(request, 503, describe(exc, handle.url, writing=False), json)
+            finally:
+                turns.release()
 
-        return endpoint
+        return run
+
+    def page(
+        template: str, build: Callable[[Request], dict[str, Any]], *, suffix: bool = False
+    ) -> Callable[[Request], Response]:
+        def endpoint(request: Request) -> Response:
+            return render(request, template, build(request), _wants_json(request, suffix))
+
+        return bounded(endpoint, suffix=suffix)
 
     def runs_dispatch(request: Request) -> Response:
         parts, suffix = _split(request)
@@ -237,8 +290,8 @@ def create_app(
         Route("/compare.json", page("compare.html", compare, suffix=True)),
         Route("/trends", page("trends.html", trends)),
         Route("/trends.json", page("trends.html", trends, suffix=True)),
-        Route("/runs", runs_dispatch),
-        Route("/runs/{rest:path}", runs_dispatch),
+        Route("/runs", bounded(runs_dispatch)),
+        Route("/runs/{rest:path}", bounded(runs_dispatch)),
         Mount("/static", app=StaticFiles(directory=str(STATIC_DIR)), name="static"),
     ]
 

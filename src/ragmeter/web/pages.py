@@ -31,7 +31,7 @@ from ragmeter.store.store import RUN_FIELDS, iso
 if TYPE_CHECKING:
     from ragmeter.judge.cache import CacheReader
 
-__all__ = ["compare_page", "run_page", "runs_page", "sample_page", "trends_page"]
+__all__ = ["check_params", "compare_page", "run_page", "runs_page", "sample_page", "trends_page"]
 
 PER_PAGE = 50
 MAX_PER_PAGE = 500
@@ -42,6 +42,27 @@ the engine did not store only on request (``?derive=all``)."""
 AUTO_TEST_ROWS = 100_000
 """The compare page runs ad-hoc paired tests by itself only while they join at most this many
 per-sample rows (about 0.5 s on SQLite); above, a link runs them on request."""
+
+
+MAX_PARAM_CHARS = 1_000
+"""Longest query-parameter value a page accepts: a search, a run id or a list of them is far
+shorter, and a longer one only makes the database work (a LIKE pattern of 100,000 characters)."""
+MAX_PARAMS = 50
+MAX_COMPARE_RUNS = 20
+"""Runs one compare page puts side by side (each adds its metrics, tests and a chart series)."""
+
+
+def check_params(items: Sequence[tuple[str, str]]) -> None:
+    """Bound every page's query string before any work is done (a bad one is a 400)."""
+    if len(items) > MAX_PARAMS:
+        raise UsageError(f"{len(items)} query parameters (expected at most {MAX_PARAMS})")
+    for name, value in items:
+        if len(value) > MAX_PARAM_CHARS or len(name) > MAX_PARAM_CHARS:
+            shown = name if len(name) <= 40 else name[:40] + "..."
+            raise UsageError(
+                f"{shown}: {max(len(value), len(name)):,} characters long "
+                f"(expected at most {MAX_PARAM_CHARS:,})"
+            )
 
 
 def _int(params: Mapping[str, str], name: str, default: int, lo: int, hi: int) -> int:
@@ -66,7 +87,12 @@ def _date(params: Mapping[str, str], name: str) -> datetime | None:
     except ValueError:
         raise UsageError(f"{name}: {raw!r} is not a date (expected YYYY-MM-DD)") from None
     if value.tzinfo is not None:
-        value = value.astimezone(timezone.utc).replace(tzinfo=None)
+        try:
+            value = value.astimezone(timezone.utc).replace(tzinfo=None)
+        except OverflowError:  # 9999-12-31T23:00-05:00 is past the last representable day
+            raise UsageError(
+                f"{name}: {raw!r} is out of range (expected a date from 0001-01-02 to 9999-12-30)"
+            ) from None
     return value
 
 
@@ -107,7 +133,12 @@ def runs_page(store: Store, params: Mapping[str, str]) -> dict[str, Any]:
     filters = {k: (params.get(k) or None) for k in ("project", "system", "tag")}
     since, until = _date(params, "since"), _date(params, "until")
     if until is not None and len(params.get("until", "")) <= 10:
-        until = until + timedelta(days=1)  # a date means "up to the end of that day"
+        try:
+            until = until + timedelta(days=1)  # a date means "up to the end of that day"
+        except OverflowError:  # 9999-12-31 has no next day in Python's calendar
+            raise UsageError(
+                f"until: {params['until']!r} is out of range (expected a date up to 9999-12-30)"
+            ) from None
     per_page = _int(params, "per_page", PER_PAGE, 1, MAX_PER_PAGE)
     page = _int(params, "page", 1, 1, 10**9)
     with store.engine.connect() as conn:
@@ -421,6 +452,10 @@ def compare_page(store: Store, params: Mapping[str, Any]) -> dict[str, Any]:
     base_page = {"page_kind": "compare", "refs": refs, "recent": recent, "charts": {}}
     if len(refs) < 2:
         return {**base_page, "runs": [], "rows": [], "message": "choose two or more runs"}
+    if len(refs) > MAX_COMPARE_RUNS:
+        raise UsageError(
+            f"runs: {len(refs)} runs named (a compare page shows at most {MAX_COMPARE_RUNS})"
+        )
     run_ids: list[str] = []
     for ref in refs:
         try:
