@@ -28,11 +28,10 @@ def register(app: typer.Typer) -> None:
         results_dir: Annotated[
             Path, typer.Option("--results-dir", help="Where results/<evaluation-id>/ goes.")
         ] = Path("results"),
-        cache_dir: Annotated[Path, typer.Option()] = Path(
-            ".ragmeter/cache",
-            "--cache-dir",
-            help="Where finished task results are kept for re-use.",
-        ),
+        cache_dir: Annotated[
+            Path,
+            typer.Option("--cache-dir", help="Where finished task results are kept for re-use."),
+        ] = Path(".ragmeter/cache"),
         no_cache: Annotated[
             bool,
             typer.Option(
