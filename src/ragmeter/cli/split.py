@@ -80,17 +80,9 @@ def _read_hierarchy(path: str) -> dict[str, str]:
 
     with open_text(path) as fh:
         text = fh.read()
-    import yaml
+    from ragmeter.io import yamlsafe
 
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError(
-            f"not valid JSON or YAML ({getattr(exc, 'problem', exc)})",
-            path=path,
-            line=mark.line + 1 if mark is not None else None,
-        ) from None
+    data = yamlsafe.load(text, path)
     if isinstance(data, dict) and isinstance(data.get("parent"), dict):
         data = data["parent"]
     if not isinstance(data, dict) or not all(

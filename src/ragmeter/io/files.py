@@ -14,6 +14,7 @@ from ragmeter.errors import InputError
 __all__ = [
     "GZIP_MAGIC",
     "atomic_write",
+    "check_regular_file",
     "display_name",
     "open_binary",
     "open_text",
@@ -22,6 +23,8 @@ __all__ = [
 ]
 
 GZIP_MAGIC = b"\x1f\x8b"
+MAX_TEXT_BYTES = 1 << 30
+"""Cap of :func:`read_text`, which holds a whole file in memory (configs, JSON documents)."""
 # gzip, hashlib, tempfile and pathlib are imported where used: together ~7 ms of the start of
 # `ragmeter trec`, which reads plain files and hashes nothing for trec output
 PathLike = str | os.PathLike[str]
@@ -31,6 +34,28 @@ def display_name(path: PathLike) -> str:
     """The name used in messages: ``-`` is shown as ``<stdin>``, anything else as given."""
     p = os.fspath(path)
     return "<stdin>" if p == "-" else p
+
+
+def check_regular_file(name: str) -> None:
+    """Refuse a device, FIFO or socket given as an input file, before opening it.
+
+    ``/dev/zero`` never ends and a FIFO without a writer blocks ``open`` forever; a regular file
+    has a size. Standard input stays available as ``-``. A path that does not exist is left to
+    ``open``, which names the error.
+    """
+    import stat
+
+    try:
+        mode = os.stat(name).st_mode
+    except OSError:
+        return
+    if stat.S_ISDIR(mode):
+        raise InputError("is a directory (expected a file)", path=name)
+    if not stat.S_ISREG(mode):
+        raise InputError(
+            "not a regular file (a device, FIFO or socket; expected a file, or - for stdin)",
+            path=name,
+        )
 
 
 def open_binary(path: PathLike, *, allow_stdin: bool = False) -> BinaryIO:
@@ -44,6 +69,7 @@ def open_binary(path: PathLike, *, allow_stdin: bool = False) -> BinaryIO:
             raise InputError("cannot read from stdin here (expected a file path)", path="-")
         raw: BinaryIO = sys.stdin.buffer
     else:
+        check_regular_file(name)
         try:
             raw = open(name, "rb")  # noqa: SIM115 - returned to the caller, who closes it
         except OSError as exc:
@@ -71,7 +97,14 @@ def read_text(path: PathLike, *, allow_stdin: bool = False) -> str:
     """
     name = display_name(path)
     with open_binary(path, allow_stdin=allow_stdin) as fh:
-        data = fh.read()
+        # one byte past the cap tells "too large" from "exactly at the cap" (a gzip bomb or an
+        # endless stdin would otherwise end in MemoryError)
+        data = fh.read(MAX_TEXT_BYTES + 1)
+    if len(data) > MAX_TEXT_BYTES:
+        raise InputError(
+            f"larger than {MAX_TEXT_BYTES:,} bytes (expected a smaller file)",
+            path=name,
+        )
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
@@ -89,6 +122,7 @@ def sha256_file(path: PathLike, *, chunk_size: int = 1 << 20) -> str:
     import hashlib
 
     digest = hashlib.sha256()
+    check_regular_file(os.fspath(path))
     try:
         with open(os.fspath(path), "rb") as fh:
             while block := fh.read(chunk_size):

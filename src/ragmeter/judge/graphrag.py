@@ -64,15 +64,9 @@ def _load(path: str) -> Any:
         text = fh.read()
     lower = path.lower()
     if lower.endswith((".yaml", ".yml")):
-        import yaml
+        from ragmeter.io import yamlsafe
 
-        try:
-            return yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise InputError(
-                "not valid YAML", path=path, line=mark.line + 1 if mark else None
-            ) from None
+        return yamlsafe.load(text, path)
     if lower.endswith((".jsonl", ".jsonl.gz")):
         from ragmeter.io.jsonl import read_jsonl
 
