@@ -7,6 +7,7 @@ MemoryError. Every YAML loader goes through ragmeter.io.yamlsafe, so each is che
 
 from __future__ import annotations
 
+import itertools
 import os
 
 import pytest
@@ -21,7 +22,7 @@ def bomb(levels: int = 9) -> str:
     """The billion-laughs document: level k holds nine aliases of level k-1 (9**levels nodes)."""
     names = [f"l{i}" for i in range(levels + 1)]
     text = f"{names[0]}: &{names[0]} [" + ", ".join(['"lol"'] * 9) + "]\n"
-    for prev, cur in zip(names, names[1:]):
+    for prev, cur in itertools.pairwise(names):
         text += f"{cur}: &{cur} [" + ", ".join([f"*{prev}"] * 9) + "]\n"
     return text
 
