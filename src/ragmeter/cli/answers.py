@@ -148,8 +148,9 @@ def _groups(value: Any, key: str, where: dict[str, Any]) -> list[Any]:
 def _table(res: Any) -> str:
     from io import StringIO
 
-    from rich.console import Console
     from rich.table import Table
+
+    from ragmeter.terminal import make_console
 
     meta = res.meta
     table = Table(
@@ -162,7 +163,7 @@ def _table(res: Any) -> str:
         agg = res.aggregates[m]
         table.add_row(m, "—" if agg.value is None else f"{agg.value:.4f}", str(agg.n))
     buf = StringIO()
-    Console(file=buf, width=100, force_terminal=False, color_system=None).print(table)
+    make_console(file=buf, width=100, force_terminal=False, color_system=None).print(table)
     return buf.getvalue()
 
 
@@ -434,19 +435,20 @@ def _status(message: str):
 
     if not sys.stderr.isatty():
         return contextlib.nullcontext()
-    from rich.console import Console
+    from ragmeter.terminal import make_console
 
-    return Console(stderr=True).status(message)
+    return make_console(stderr=True).status(message)
 
 
 def _progress(total: int):
     """A rich progress bar on stderr for long runs on a terminal; (callback, stop)."""
     if total < 5000 or not sys.stderr.isatty():
         return None, lambda: None
-    from rich.console import Console
     from rich.progress import Progress
 
-    prog = Progress(console=Console(stderr=True), transient=True)
+    from ragmeter.terminal import make_console
+
+    prog = Progress(console=make_console(stderr=True), transient=True)
     task = prog.add_task("scoring", total=total)
     prog.start()
 

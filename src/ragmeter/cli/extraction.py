@@ -20,9 +20,9 @@ _FORMATS = ("brat", "conll", "heritage")
 
 
 def _console():
-    from rich.console import Console
+    from ragmeter.terminal import make_console
 
-    return Console(width=None if sys.stdout.isatty() else 120, soft_wrap=False)
+    return make_console()  # labels, ids and documents are data: printed as text
 
 
 def _status(message: str):
@@ -31,9 +31,9 @@ def _status(message: str):
 
     if not sys.stderr.isatty():
         return contextlib.nullcontext()
-    from rich.console import Console
+    from ragmeter.terminal import make_console
 
-    return Console(stderr=True).status(message)
+    return make_console(stderr=True).status(message)
 
 
 def _fmt(x: Any) -> str:
@@ -200,10 +200,10 @@ def _ner_tables(report, *, per_document: bool, token_report=None) -> None:
         console.print(d)
     if report.undefined:
         console.print(
-            "[dim]undefined (zero_division applied): "
+            "undefined (zero_division applied): "
             + "; ".join(f"{k}: {v}" for k, v in list(report.undefined.items())[:8])
-            + (" …" if len(report.undefined) > 8 else "")
-            + "[/dim]"
+            + (" …" if len(report.undefined) > 8 else ""),
+            style="dim",
         )
 
 
@@ -916,7 +916,7 @@ def _agreement_table(report) -> None:
         t.add_row(name, _fmt(value))
     console.print(t)
     for name, why in report.undefined.items():
-        console.print(f"[dim]{name}: {why}[/dim]")
+        console.print(f"{name}: {why}", style="dim")
 
 
 def _span_agreement_table(rep) -> None:

@@ -301,12 +301,16 @@ def _print_run(data: dict, console) -> None:  # type: ignore[no-untyped-def]
     from rich.table import Table
 
     from ragmeter.runner.display import print_gate_report
+    from ragmeter.terminal import styled
 
     run = data["run"]
     console.print(
-        f"[bold]{run['id']}[/bold]  {run['project']} · {run['system']}"
-        + (f" {run['system_version']}" if run["system_version"] else "")
-        + ("  (baseline)" if run["is_baseline"] else ""),
+        styled(
+            (run["id"], "bold"),
+            f"  {run['project']} · {run['system']}"
+            + (f" {run['system_version']}" if run["system_version"] else "")
+            + ("  (baseline)" if run["is_baseline"] else ""),
+        ),
         highlight=False,
     )
     digest = (run["dataset_hash"] or "")[:12]
@@ -333,7 +337,9 @@ def _print_run(data: dict, console) -> None:  # type: ignore[no-untyped-def]
     console.print(table)
     for t in data["tasks"]:
         if t["status"] != "ok":
-            console.print(f"[yellow]{t['task']} skipped[/yellow]: {t['reason']}", highlight=False)
+            console.print(
+                styled((f"{t['task']} skipped", "yellow"), f": {t['reason']}"), highlight=False
+            )
     if data["gates"]:
         outcomes = [{**g, "system": run["system"]} for g in data["gates"]]
         counts = {
