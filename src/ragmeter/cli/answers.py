@@ -192,7 +192,7 @@ def register(app: typer.Typer) -> None:
             typer.Option("--per-sample", help="Write one JSON line per input row here."),
         ] = None,
         output: Annotated[
-            Path | None, typer.Option("--output", help="Also write the JSON summary here.")
+            Path | None, typer.Option("--output", "-o", help="Also write the JSON summary here.")
         ] = None,
         gold_key: Annotated[str, typer.Option("--gold-key")] = "golden_answers",
         pred_key: Annotated[str, typer.Option("--pred-key")] = "pred_answer",
@@ -372,7 +372,7 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Option("--details", help="Per-item explanations (JSONL).")
         ] = None,
         output: Annotated[
-            Path | None, typer.Option("--output", help="Also write the JSON here.")
+            Path | None, typer.Option("--output", "-o", help="Also write the JSON here.")
         ] = None,
         as_json: Annotated[
             bool, typer.Option("--json", help="Accepted; stdout is JSON anyway.")

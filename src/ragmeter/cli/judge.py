@@ -192,7 +192,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         output: Annotated[
             Path | None,
-            typer.Option("--output", help="Write the summary JSON here instead of stdout."),
+            typer.Option("--output", "-o", help="Write the summary JSON here instead of stdout."),
         ] = None,
         ledger: Annotated[
             Path | None, typer.Option("--ledger", help="Write the per-call ledger as JSONL.")

@@ -52,9 +52,17 @@ def register(app: typer.Typer) -> None:
 
         Exit status: 0 all gates pass, 1 a gate failed, 2 bad input.
         """
+        from ragmeter.errors import UsageError
         from ragmeter.runner.config import load_config
         from ragmeter.runner.pipeline import RichProgress, run_pipeline
 
+        if str(config) == "-":
+            # the paths inside a config are relative to its folder, which stdin does not have
+            raise UsageError(
+                "the config cannot come from stdin (its paths are relative to its folder; "
+                "expected a file)",
+                command="run",
+            )
         cfg = load_config(config)
         progress = None if (quiet or (as_json and not sys.stderr.isatty())) else RichProgress()
         result = run_pipeline(
