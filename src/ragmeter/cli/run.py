@@ -78,7 +78,7 @@ def register(app: typer.Typer) -> None:
         )
         if report:
             _write_report(result)
-        summary = result.summary()
+        summary = result.summary
         if as_json:
             from ragmeter.io.jsonutil import dumps
 

@@ -64,7 +64,7 @@ def _direction(task: str, metric: str) -> str:
 
 
 def print_summary(summary: Mapping[str, Any], console: Console | None = None) -> None:
-    """Print a run's summary (the dict of ``EvaluationResult.summary()``)."""
+    """Print a run's summary (the dict ``EvaluationResult.summary``)."""
     console = console or make_console()
     systems = [s["name"] for s in summary["systems"]]
     baseline = summary.get("baseline")
