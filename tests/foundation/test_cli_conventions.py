@@ -95,3 +95,15 @@ def test_run_says_why_its_config_cannot_be_stdin():
         "ragmeter run: the config cannot come from stdin (its paths are relative to its "
         "folder; expected a file)\n"
     )
+
+
+def test_agreement_takes_dash_o(tmp_path):
+    a = tmp_path / "a.tsv"
+    b = tmp_path / "b.tsv"
+    a.write_text("id\tlabel\n1\tx\n2\ty\n3\tx\n4\ty\n")
+    b.write_text("id\tlabel\n1\tx\n2\ty\n3\ty\n4\ty\n")
+    out = tmp_path / "agreement.json"
+    res = invoke("agreement", str(a), str(b), "--json", "-o", str(out))
+    assert res.code == 0, res.stderr
+    assert json.loads(out.read_text()) == json.loads(res.stdout)
+    assert json.loads(res.stdout)["observed_agreement"] == 0.75

@@ -684,6 +684,9 @@ def register(app: typer.Typer) -> None:
         ),
         scheme: str = typer.Option("IOB2", "--scheme", help="CoNLL tag scheme."),
         as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+        output: str = typer.Option(
+            None, "--output", "-o", help="Also write the full report as JSON."
+        ),
     ) -> None:
         """Inter-annotator agreement: κ/π/α/AC1 for labels, pairwise span F1 for entities."""
         cmd = "agreement"
@@ -716,6 +719,7 @@ def register(app: typer.Typer) -> None:
                 cats = _numeric_order(ratings, cmd)
             report = ag.agreement(ratings, level=level, categories=cats)
             _warn_lines(report.warnings)
+            _write_output(output, report.to_dict())
             if as_json:
                 _emit_json(report.to_dict())
                 return
@@ -748,6 +752,7 @@ def register(app: typer.Typer) -> None:
             }
             span_rep = ag.span_agreement(corpora, schemas=_split(schemas))
         _warn_lines(span_rep.warnings)
+        _write_output(output, span_rep.to_dict())
         if as_json:
             _emit_json(span_rep.to_dict())
             return
