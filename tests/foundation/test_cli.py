@@ -176,6 +176,8 @@ def test_help_has_no_type_noise_and_completion_is_offered():
 
 
 def test_warnings_inside_a_command_are_one_line_of_ours(monkeypatch):
+    import warnings
+
     import typer
 
     from ragmeter.cli import app as app_module
@@ -194,7 +196,9 @@ def test_warnings_inside_a_command_are_one_line_of_ours(monkeypatch):
 
     monkeypatch.setattr(app_module, "build_app", build)
     assert isinstance(real_build(), typer.Typer)
-    res = invoke("warns")
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")  # shown even if this location warned earlier in the run
+        res = invoke("warns")
     assert (res.code, res.stderr) == (0, "ragmeter: warning: 3 queries skipped (no judgments)\n")
 
 
@@ -227,3 +231,9 @@ def test_run_cache_dir_default_is_the_folder():
         env={"PYTHONPATH": env_path, "PATH": ""},
     )
     assert (out.returncode, out.stderr) == (0, "")
+
+
+def test_shell_completion_completes_command_names():
+    res = run_cli(env={"_RAGMETER_COMPLETE": "complete_bash", "COMP_WORDS": "ragmeter ru",
+                       "COMP_CWORD": "1"})  # fmt: skip
+    assert (res.code, res.stdout.split()) == (0, ["run", "runs"])
