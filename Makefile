@@ -73,14 +73,15 @@ test: $(VENV)/.dev-installed $(ORACLE_VENV)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
-	$(MAKE) --no-print-directory compat
+	$(MAKE) --no-print-directory -j2 --output-sync=target compat
 
 # Compatibility at both ends of Requires-Python: for each version, a small venv with the core
 # dependencies, pytest and hypothesis only (no torch: about a minute to build, reused until
 # pyproject.toml changes) imports every ragmeter.cli module with warnings as errors (3.12 warns
 # about what 3.14 refuses) and runs a fast subset of the suite that needs nothing optional.
 # Without the interpreter the check is skipped with a line; in CI (RAGMETER_REQUIRE_SYSTEM_DEPS=1)
-# that is a failure.
+# that is a failure. `make test` runs the two versions side by side (-j2): building the venvs
+# waits on downloads and the subset mostly on subprocesses, so they overlap well on two cores.
 COMPAT_PYTHONS ?= 3.10 3.13
 COMPAT_TESTS := tests/foundation tests/runner/test_config.py tests/runner/test_hostile_yaml.py \
   tests/runner/test_gates.py tests/runner/test_gold.py tests/runner/test_outputs.py \
