@@ -157,3 +157,39 @@ def test_read_text_refuses_devices_and_caps_size(tmp_path, monkeypatch):
         files.read_text(big)
     monkeypatch.setattr(files, "MAX_TEXT_BYTES", 2048)
     assert files.read_text(big) == "x" * 2048
+
+
+def test_trec_reads_a_pipe_once_and_a_writerless_fifo_as_empty(tmp_path):
+    """`ragmeter trec QRELS <(zcat run.gz)` raised "obtaining file position failed"; a FIFO
+    nobody writes to blocked forever in open()."""
+    import threading
+
+    from tests.helpers import REPO
+
+    qrels = REPO / "examples" / "retrieval" / "qrels.txt"
+    run = (REPO / "examples" / "retrieval" / "bm25.run").read_bytes()
+    expected = invoke("trec", "-m", "map", str(qrels), str(REPO / "examples/retrieval/bm25.run"))
+    assert expected.code == 0 and expected.stdout.startswith("map")
+
+    r, w = os.pipe()
+
+    def feed() -> None:
+        with os.fdopen(w, "wb") as fh:
+            fh.write(run)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    try:
+        res = invoke("trec", "-m", "map", str(qrels), f"/dev/fd/{r}")
+    finally:
+        writer.join()
+        os.close(r)
+    assert (res.code, res.stdout) == (0, expected.stdout), res.stderr
+
+    fifo = tmp_path / "run.fifo"
+    os.mkfifo(fifo)
+    res = invoke("trec", "-m", "map", str(qrels), str(fifo))
+    assert res.code == 2
+    assert res.stderr == (
+        f"{fifo}: no data lines (expected lines of 6 fields: qid Q0 docno rank score tag)\n"
+    )

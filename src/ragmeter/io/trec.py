@@ -31,7 +31,13 @@ from ragmeter.errors import InputError
 from ragmeter.io.arrowutil import binaries, call, from_numpy, strings
 from ragmeter.io.arrowutil import lazy_compute as pc
 from ragmeter.io.arrowutil import to_numpy as _to_np
-from ragmeter.io.files import GZIP_MAGIC, display_name, open_binary, sha256_file
+from ragmeter.io.files import (
+    GZIP_MAGIC,
+    check_regular_file,
+    display_name,
+    open_binary,
+    sha256_file,
+)
 
 __all__ = [
     "InputError",
@@ -242,6 +248,12 @@ def _open_input(path: str | os.PathLike[str], *, allow_stdin: bool) -> _Input:
         if not allow_stdin:
             raise InputError("cannot read qrels from stdin (expected a file path)", path="-")
         with open_binary("-", allow_stdin=True) as fh:
+            data = _read_all(fh, name)
+        return _Input(name, None, data, data[:_SNIFF])
+    if check_regular_file(p, allow_pipe=True):
+        # a pipe (`<(zcat run.gz)`, a FIFO) is read once, into memory, like stdin; the paths
+        # below reopen and map the file, which a pipe cannot do (devices are refused above)
+        with open_binary(p) as fh:
             data = _read_all(fh, name)
         return _Input(name, None, data, data[:_SNIFF])
     try:
