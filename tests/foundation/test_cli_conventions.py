@@ -107,3 +107,17 @@ def test_agreement_takes_dash_o(tmp_path):
     assert res.code == 0, res.stderr
     assert json.loads(out.read_text()) == json.loads(res.stdout)
     assert json.loads(res.stdout)["observed_agreement"] == 0.75
+
+
+def test_conll_reads_stdin_and_refuses_a_device(tmp_path, stdin):
+    gold = tmp_path / "gold.conll"
+    gold.write_text("EU B-ORG\nrejects O\nGerman B-MISC\n")
+    stdin("EU B-ORG\nrejects O\nGerman O\n")
+    res = invoke("ner", str(gold), "-", "--format", "conll", "--json")
+    assert res.code == 0, res.stderr
+    assert json.loads(res.stdout)["strict"]["micro"]["recall"] == 0.5
+    res = invoke("ner", str(gold), "/dev/zero", "--format", "conll")
+    assert (res.code, res.stderr) == (
+        2,
+        "/dev/zero: not a regular file (a device or socket; expected a file, or - for stdin)\n",
+    )
