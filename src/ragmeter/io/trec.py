@@ -31,13 +31,7 @@ from ragmeter.errors import InputError
 from ragmeter.io.arrowutil import binaries, call, from_numpy, strings
 from ragmeter.io.arrowutil import lazy_compute as pc
 from ragmeter.io.arrowutil import to_numpy as _to_np
-from ragmeter.io.files import (
-    GZIP_MAGIC,
-    check_regular_file,
-    display_name,
-    open_binary,
-    sha256_file,
-)
+from ragmeter.io.files import GZIP_MAGIC, display_name, open_binary, sha256_file
 
 __all__ = [
     "InputError",
@@ -250,6 +244,8 @@ def _open_input(path: str | os.PathLike[str], *, allow_stdin: bool) -> _Input:
         with open_binary("-", allow_stdin=True) as fh:
             data = _read_all(fh, name)
         return _Input(name, None, data, data[:_SNIFF])
+    from ragmeter.io.files import check_regular_file
+
     if check_regular_file(p, allow_pipe=True):
         # a pipe (`<(zcat run.gz)`, a FIFO) is read once, into memory, like stdin; the paths
         # below reopen and map the file, which a pipe cannot do (devices are refused above)
