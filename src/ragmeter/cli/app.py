@@ -86,6 +86,7 @@ def build_app() -> typer.Typer:
 
 def run(argv: list[str]) -> int:
     """Run the app on ``argv`` and return the exit status (docs/conventions.md)."""
+    # typer >= 0.29 vendors click as typer._click; its usage errors are these two classes
     from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
     command = typer.main.get_command(build_app())
