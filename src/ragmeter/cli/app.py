@@ -89,12 +89,12 @@ def run(argv: list[str]) -> int:
     # typer >= 0.29 vendors click as typer._click; its usage errors are these two classes
     from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
-    command = typer.main.get_command(build_app())
-    tidy_help(command)
     with warnings.catch_warnings():
         # a warning raised inside a command is located in typer's dispatcher by Python's default
         # display (two lines, a path into site-packages): show it as one line of ours instead
         warnings.showwarning = _show_warning
+        command = typer.main.get_command(build_app())
+        tidy_help(command)
         try:
             rv = command.main(args=argv, prog_name="ragmeter", standalone_mode=False)
         except RagmeterError as exc:
