@@ -1,11 +1,16 @@
 # make demo: create .venv, install ragmeter, run the main job on the bundled example.
-# make test: create .venv, install the dev extras, lint, run the whole suite.
+# make test: create .venv, install the extras and the dev group, lint, run the whole suite, then
+# the compatibility check on the oldest and newest supported Python (make compat).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 
-.PHONY: demo test test-mcp-compat lint format bench clean oracle
+.PHONY: demo test test-mcp-compat lint format bench clean oracle compat
+
+# The extras the suite covers (every one except litellm and spacy); the test tools and oracles
+# are the `dev` dependency group of pyproject.toml (PEP 735; pip >= 25.1 installs groups).
+DEV_EXTRAS := pandas,llm,semantic,postgres,web,dask,splits,online,mcp
 
 # graphrag-eval 6.6.1, the test oracle and benchmark anchor of ragmeter.steps, requires
 # Python 3.12: it lives in its own git-ignored venv and is called through a subprocess.
@@ -26,7 +31,7 @@ $(VENV)/.core-installed: pyproject.toml | $(BIN)/python
 # torch first, pinned to the CPU build: otherwise sentence-transformers pulls several GB of CUDA.
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 	$(PIP) install --quiet torch==2.13.0
-	$(PIP) install --quiet -e '.[dev]'
+	$(PIP) install --quiet -e '.[$(DEV_EXTRAS)]' --group dev
 	touch $@ $(VENV)/.core-installed
 
 $(ORACLE_VENV)/.installed:
@@ -74,6 +79,7 @@ demo: $(VENV)/.demo-installed
 	echo; \
 	echo "report:    $$report"; \
 	echo "dashboard: $(BIN)/ragmeter serve    (then open http://127.0.0.1:8150/)"; \
+	echo "ragmeter is installed in $(VENV): run '. $(VENV)/bin/activate' to use the ragmeter command"; \
 	exit $$status
 
 test: $(VENV)/.dev-installed $(ORACLE_VENV)/.installed
@@ -81,6 +87,45 @@ test: $(VENV)/.dev-installed $(ORACLE_VENV)/.installed
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
 	$(MAKE) test-mcp-compat
+	$(MAKE) --no-print-directory -j2 --output-sync=target compat
+
+# Compatibility at both ends of Requires-Python: for each version, a small venv with the core
+# dependencies, pytest and hypothesis only (no torch: about a minute to build, reused until
+# pyproject.toml changes) imports every ragmeter.cli module with warnings as errors (3.12 warns
+# about what 3.14 refuses) and runs a fast subset of the suite that needs nothing optional.
+# Without the interpreter the check is skipped with a line; in CI (RAGMETER_REQUIRE_SYSTEM_DEPS=1)
+# that is a failure. `make test` runs the two versions side by side (-j2): building the venvs
+# waits on downloads and the subset mostly on subprocesses, so they overlap well on two cores.
+COMPAT_PYTHONS ?= 3.10 3.13
+COMPAT_TESTS := tests/foundation tests/runner/test_config.py tests/runner/test_hostile_yaml.py \
+  tests/runner/test_gates.py tests/runner/test_gold.py tests/runner/test_outputs.py \
+  tests/runner/test_terminal_text.py tests/answers/test_grounded.py \
+  tests/extraction/test_io.py tests/extraction/test_validation.py \
+  tests/retrieval/test_input_errors.py tests/steps/test_matching.py tests/steps/test_cli.py
+IMPORT_CLI := import importlib, pkgutil, ragmeter.cli as c; \
+  [importlib.import_module("ragmeter.cli." + m.name) for m in pkgutil.iter_modules(c.__path__)]; \
+  from ragmeter.cli.app import build_app; build_app()
+find_python = $(shell for p in python$(1) $(HOME)/.pyenv/versions/$(1).*/bin/python$(1) \
+  /root/.pyenv/versions/$(1).*/bin/python$(1); do $$p -c 'import sys; \
+  assert "%d.%d" % sys.version_info[:2] == "$(1)"' 2>/dev/null && { echo $$p; break; }; done)
+
+compat: $(addprefix compat-,$(COMPAT_PYTHONS))
+
+compat-%:
+	@py="$(call find_python,$*)"; venv=.venv-py$*; \
+	if [ -z "$$py" ]; then \
+	  echo "compat $*: no python$* found (put it on PATH or in ~/.pyenv); skipped"; \
+	  if [ "$$RAGMETER_REQUIRE_SYSTEM_DEPS" = 1 ]; then exit 1; fi; exit 0; \
+	fi; \
+	if [ ! -f $$venv/.installed ] || [ pyproject.toml -nt $$venv/.installed ]; then \
+	  rm -rf $$venv && $$py -m venv $$venv && \
+	  $$venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip && \
+	  $$venv/bin/python -m pip install --quiet --disable-pip-version-check -e . \
+	    pytest hypothesis && touch $$venv/.installed || exit 1; \
+	fi; \
+	echo "compat $*: $$py"; \
+	$$venv/bin/python -W error -c '$(IMPORT_CLI)' && \
+	$$venv/bin/python -m pytest -q -p no:cacheprovider $(COMPAT_TESTS)
 
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check .
@@ -91,4 +136,4 @@ format: $(VENV)/.dev-installed
 	$(BIN)/ruff format .
 
 clean:
-	rm -rf $(VENV) $(ORACLE_VENV) $(MCP1_VENV) .pytest_cache .ruff_cache build dist
+	rm -rf $(VENV) $(ORACLE_VENV) $(MCP1_VENV) .venv-py* .pytest_cache .ruff_cache build dist

@@ -18,6 +18,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "RagmeterWarning": ("ragmeter.warnings", "RagmeterWarning"),
     "InputError": ("ragmeter.errors", "InputError"),
     "UsageError": ("ragmeter.errors", "UsageError"),
+    "MissingDependencyError": ("ragmeter.errors", "MissingDependencyError"),
     "evaluate": ("ragmeter.runner", "evaluate"),
     "compare": ("ragmeter.stats", "compare"),
 }

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["InputError", "Interrupted", "RagmeterError", "UsageError"]
+__all__ = ["InputError", "Interrupted", "MissingDependencyError", "RagmeterError", "UsageError"]
 
 
 class RagmeterError(Exception):
@@ -70,6 +70,21 @@ class UsageError(RagmeterError, ValueError):
         self.message = message
         self.command = command
         super().__init__(f"ragmeter {command}: {message}" if command else message)
+
+
+class MissingDependencyError(RagmeterError, ImportError):
+    """An optional dependency is not installed; the message names the extra that brings it.
+
+    >>> str(MissingDependencyError("to_pandas() needs pandas", extra="pandas"))
+    "to_pandas() needs pandas (pip install 'ragmeter[pandas]')"
+
+    It subclasses :class:`ImportError`, which code that probes optional features catches.
+    """
+
+    def __init__(self, message: str, *, extra: str) -> None:
+        self.message = message
+        self.extra = extra
+        super().__init__(f"{message} (pip install 'ragmeter[{extra}]')")
 
 
 class Interrupted(RagmeterError):

@@ -31,6 +31,7 @@ import pyarrow as pa
 from ragmeter import status as st
 from ragmeter._version import __version__
 from ragmeter.io.jsonutil import dumps
+from ragmeter.views import require_pandas, table_csv
 
 if TYPE_CHECKING:  # pandas is optional and imported only by to_pandas()
     import pandas as pd
@@ -243,7 +244,12 @@ class Result:
 
     def to_pandas(self) -> pd.DataFrame:
         """The long per-sample table as a pandas DataFrame (needs pandas)."""
+        require_pandas("to_pandas()")
         return self.samples.to_pandas()
+
+    def to_csv(self) -> str:
+        """The long per-sample table as CSV: ``id,metric,value,status,detail``, one row each."""
+        return table_csv(self.samples)
 
     # -- serialisation ----------------------------------------------------------------------
     def to_dict(self, *, samples: bool = True) -> dict[str, Any]:

@@ -51,7 +51,7 @@ def chromium_available() -> str | None:
     try:
         import playwright.sync_api  # noqa: F401
     except ModuleNotFoundError:
-        return "playwright is not installed (pip install -e '.[dev]')"
+        return "playwright is not installed (pip install --group dev, as make test does)"
     return None
 
 

@@ -570,7 +570,7 @@ def test_profiles(tmp_path):
         ("vocabulary: A\n", "'vocabulary' must be a list of strings"),
         ("vocab: [A]\n", "unknown key 'vocab'"),
         ("vocabulary: [A]\nner_to_type: {MUS: Z}\n", "ner_to_type maps 'MUS' to 'Z'"),
-        ("[unclosed\n", "not valid YAML/JSON"),
+        ("[unclosed\n", "bad.yaml:2: not valid YAML"),
     ]:
         p = write(tmp_path / "bad.yaml", content)
         with pytest.raises(InputError) as exc:

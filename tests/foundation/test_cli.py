@@ -139,3 +139,101 @@ def test_trec_leaves_without_interpreter_teardown(monkeypatch, capsys):
     with pytest.raises(SystemExit) as done:  # every other command exits normally
         entry.console()
     assert done.value.code == 0
+
+
+def test_usage_errors_are_one_line_with_a_help_hint():
+    res = invoke("run", "--bogus")
+    assert res.code == 2
+    assert res.stderr == "ragmeter run: No such option: --bogus (see 'ragmeter run --help')\n"
+    res = invoke("answers")
+    assert (res.code, res.stderr.count("\n")) == (2, 1)
+    assert res.stderr.startswith("ragmeter answers: Missing argument 'INPUT.jsonl'")
+    res = invoke("frobnicate")
+    assert res.stderr == "ragmeter: No such command 'frobnicate' (see 'ragmeter --help')\n"
+
+
+def test_help_has_no_type_noise_and_completion_is_offered():
+    import re
+
+    from ragmeter.cli.app import COMMAND_MODULES
+
+    assert COMMAND_MODULES  # every registered command and group is checked below
+    res = invoke("--help")
+    assert res.code == 0
+    assert "--install-completion" in res.stdout and "--show-completion" in res.stdout
+    commands = re.findall(r"^│ ([a-z][a-z-]+) ", res.stdout, flags=re.M)
+    assert {"answers", "grounded", "judge", "run", "runs", "cache"} <= set(commands)
+    pages = [res.stdout]
+    for name in commands:
+        page = invoke(name, "--help")
+        assert page.code == 0, name
+        pages.append(page.stdout)
+    for sub in (("runs", "list"), ("runs", "export"), ("cache", "stats")):
+        pages.append(invoke(*sub, "--help").stdout)
+    noise = re.compile(r"<(bool|str|int|float|path|list\[[a-z]+\])>")
+    assert [p[:60] for p in pages if noise.search(p)] == []
+    assert "PATH" in invoke("run", "--help").stdout
+
+
+def test_warnings_inside_a_command_are_one_line_of_ours(monkeypatch):
+    import warnings
+
+    import typer
+
+    from ragmeter.cli import app as app_module
+    from ragmeter.warnings import warn
+
+    real_build = app_module.build_app
+
+    def build():
+        app = real_build()
+
+        @app.command("warns")
+        def warns() -> None:
+            warn("3 queries skipped\n(no judgments)")
+
+        return app
+
+    monkeypatch.setattr(app_module, "build_app", build)
+    assert isinstance(real_build(), typer.Typer)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")  # shown even if this location warned earlier in the run
+        res = invoke("warns")
+    assert (res.code, res.stderr) == (0, "ragmeter: warning: 3 queries skipped (no judgments)\n")
+
+
+def test_run_cache_dir_default_is_the_folder():
+    """The default of --cache-dir once was `.ragmeter/cache/--cache-dir` (typer.Option's
+    arguments had ended up inside Path(...))."""
+    import inspect
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import typer
+
+    from ragmeter.cli import run as run_module
+    from tests.helpers import REPO
+
+    app = typer.Typer()
+    run_module.register(app)
+    params = {}
+    for info in app.registered_commands:
+        params.update(inspect.signature(info.callback).parameters)
+    assert params["cache_dir"].default == Path(".ragmeter/cache")
+    assert "[default: .ragmeter/cache]" in invoke("run", "--help").stdout
+    code = "import ragmeter.cli.app as a; [__import__(m) for m in a.COMMAND_MODULES]"
+    env_path = str(REPO / "src")
+    out = subprocess.run(
+        [sys.executable, "-W", "error", "-c", code],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": env_path, "PATH": ""},
+    )
+    assert (out.returncode, out.stderr) == (0, "")
+
+
+def test_shell_completion_completes_command_names():
+    res = run_cli(env={"_RAGMETER_COMPLETE": "complete_bash", "COMP_WORDS": "ragmeter ru",
+                       "COMP_CWORD": "1"})  # fmt: skip
+    assert (res.code, res.stdout.split()) == (0, ["run", "runs"])

@@ -191,7 +191,8 @@ def test_a_valid_config_loads(project):
         ),
         (
             "project: [\n",
-            "ragmeter.yaml:2: not valid YAML: expected the node content, but found '<stream end>'",
+            "ragmeter.yaml:2: not valid YAML: expected the node content, but found "
+            "'<stream end>' (expected YAML)",
         ),
         (
             BASE.replace("tasks:\n  toy: {metrics: [match]}\n", "tasks: {}\n"),

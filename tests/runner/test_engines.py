@@ -125,7 +125,7 @@ def test_comparisons_match_ragmeter_stats(here):
         assert row["system"] == "hybrid-v1" and row["baseline"] == "bm25-v3"
         # one system compared with the baseline: Holm over a family of one changes nothing
         assert row["p_adjusted"] == test.p_value and row["family_size"] == 1
-    assert res.summary()["comparisons"][0]["seed"] == 7
+    assert res.summary["comparisons"][0]["seed"] == 7
 
 
 # -- answers, grounded, semantic -----------------------------------------------------------------
@@ -510,7 +510,7 @@ def test_a_split_manifest_selects_the_split(here):
     res = ragmeter.evaluate(cfg, cache_dir=None)
     queries = {q for s in GOLD if s["id"] in test_ids for q in s.get("relevant_docs") or {}}
     assert set(res.result("hybrid-v1", "retrieval").values("RR")) == queries
-    assert res.summary()["dataset"]["n_samples"] == len(test_ids)
+    assert res.summary["dataset"]["n_samples"] == len(test_ids)
     cfg["dataset"]["split"] = "tset"
     with pytest.raises(ragmeter.InputError, match="split 'tset' is not in the manifest"):
         ragmeter.evaluate(cfg, cache_dir=None)

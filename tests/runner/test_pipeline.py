@@ -53,7 +53,7 @@ def test_values_strata_and_summary(project):
     assert good.strata["country"]["NL"]["pooled"].value == pytest.approx(
         pooled(range(1, 12, 2), False)
     )
-    summary = res.summary()
+    summary = res.summary
     assert summary["tasks"]["toy"]["metrics"] == ["match", "pooled", "length"]
     assert summary["tasks"]["toy"]["requested"] == ["match", "pooled", "len"]
     assert [s["name"] for s in summary["systems"]] == ["base", "good"]
@@ -80,14 +80,14 @@ def test_unchanged_inputs_recompute_nothing(project):
     again = ragmeter.evaluate(config, cache_dir=project / "cache")
     assert toy.ToyAdapter.calls == 6
     assert all(t.reused for s in again.systems.values() for t in s.tasks.values())
-    assert again.summary()["tasks"] == {
+    assert again.summary["tasks"] == {
         task: {
             **block,
             "systems": {
                 name: {**entry, "reused": True} for name, entry in block["systems"].items()
             },
         }
-        for task, block in first.summary()["tasks"].items()
+        for task, block in first.summary["tasks"].items()
     }
     # changing one system's outputs recomputes that system only
     p = project / "outputs" / "good.jsonl"

@@ -26,6 +26,7 @@ from typing import Any
 
 from ragmeter import status as st
 from ragmeter.errors import InputError, UsageError
+from ragmeter.views import ReportViews
 
 __all__ = [
     "DEFAULT_GATES",
@@ -119,7 +120,7 @@ def parse_gates(gates: str | Mapping[str, Any] | None) -> list[Gate]:
 
 
 @dataclass
-class GroundedReport:
+class GroundedReport(ReportViews):
     """The scorer's output (``output``: the CLI's keys in order, rounded), with explanations.
 
     ``exact`` holds the unrounded scores the gates were checked on, ``items`` one ``--details``

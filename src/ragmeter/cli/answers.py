@@ -202,8 +202,9 @@ def _groups(value: Any, key: str, where: dict[str, Any]) -> list[Any]:
 def _table(res: Any) -> str:
     from io import StringIO
 
-    from rich.console import Console
     from rich.table import Table
+
+    from ragmeter.terminal import make_console
 
     meta = res.meta
     table = Table(
@@ -216,7 +217,7 @@ def _table(res: Any) -> str:
         agg = res.aggregates[m]
         table.add_row(m, "—" if agg.value is None else f"{agg.value:.4f}", str(agg.n))
     buf = StringIO()
-    Console(file=buf, width=100, force_terminal=False, color_system=None).print(table)
+    make_console(file=buf, width=100, force_terminal=False, color_system=None).print(table)
     return buf.getvalue()
 
 
@@ -245,7 +246,7 @@ def register(app: typer.Typer) -> None:
             typer.Option("--per-sample", help="Write one JSON line per input row here."),
         ] = None,
         output: Annotated[
-            Path | None, typer.Option("--output", help="Also write the JSON summary here.")
+            Path | None, typer.Option("--output", "-o", help="Also write the JSON summary here.")
         ] = None,
         gold_key: Annotated[str, typer.Option("--gold-key")] = "golden_answers",
         pred_key: Annotated[str, typer.Option("--pred-key")] = "pred_answer",
@@ -434,7 +435,7 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Option("--details", help="Per-item explanations (JSONL).")
         ] = None,
         output: Annotated[
-            Path | None, typer.Option("--output", help="Also write the JSON here.")
+            Path | None, typer.Option("--output", "-o", help="Also write the JSON here.")
         ] = None,
         as_json: Annotated[
             bool, typer.Option("--json", help="Accepted; stdout is JSON anyway.")
@@ -497,19 +498,20 @@ def _status(message: str):
 
     if not sys.stderr.isatty():
         return contextlib.nullcontext()
-    from rich.console import Console
+    from ragmeter.terminal import make_console
 
-    return Console(stderr=True).status(message)
+    return make_console(stderr=True).status(message)
 
 
 def _progress(total: int):
     """A rich progress bar on stderr for long runs on a terminal; (callback, stop)."""
     if total < 5000 or not sys.stderr.isatty():
         return None, lambda: None
-    from rich.console import Console
     from rich.progress import Progress
 
-    prog = Progress(console=Console(stderr=True), transient=True)
+    from ragmeter.terminal import make_console
+
+    prog = Progress(console=make_console(stderr=True), transient=True)
     task = prog.add_task("scoring", total=total)
     prog.start()
 

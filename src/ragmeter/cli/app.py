@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib
 import sys
+import warnings
+from typing import Any
 
 import typer
 
@@ -58,7 +60,7 @@ def build_app() -> typer.Typer:
     app = typer.Typer(
         name="ragmeter",
         help=HELP,
-        add_completion=False,
+        add_completion=True,
         no_args_is_help=True,
         pretty_exceptions_enable=False,
         rich_markup_mode="rich",
@@ -85,19 +87,92 @@ def build_app() -> typer.Typer:
 
 
 def run(argv: list[str]) -> int:
-    """Run the app on ``argv`` and return the exit status (DESIGN.md "Command line")."""
-    app = build_app()
-    try:
-        rv = app(args=argv, prog_name="ragmeter", standalone_mode=False)
-    except RagmeterError as exc:
-        print(str(exc), file=sys.stderr)
-        return exc.exit_status
-    except typer.TyperException as exc:  # usage errors of the CLI framework print themselves
-        exc.show()  # type: ignore[attr-defined]
-        return int(getattr(exc, "exit_code", 2))
-    except (typer.Abort, KeyboardInterrupt):
-        rv = INTERRUPTED
+    """Run the app on ``argv`` and return the exit status (docs/conventions.md)."""
+    # typer >= 0.29 vendors click as typer._click; its usage errors are these two classes
+    from typer._click.exceptions import NoArgsIsHelpError, UsageError
+
+    with warnings.catch_warnings():
+        # a warning raised inside a command is located in typer's dispatcher by Python's default
+        # display (two lines, a path into site-packages): show it as one line of ours instead
+        warnings.showwarning = _show_warning
+        command = typer.main.get_command(build_app())
+        tidy_help(command)
+        try:
+            rv = command.main(args=argv, prog_name="ragmeter", standalone_mode=False)
+        except RagmeterError as exc:
+            print(str(exc), file=sys.stderr)
+            return exc.exit_status
+        except NoArgsIsHelpError as exc:  # bare `ragmeter` or a bare group: the help page
+            exc.show()
+            return int(exc.exit_code)
+        except UsageError as exc:
+            print(usage_line(exc), file=sys.stderr)
+            return int(exc.exit_code)
+        except typer.TyperException as exc:  # other framework errors print themselves
+            exc.show()  # type: ignore[attr-defined]
+            return int(getattr(exc, "exit_code", 2))
+        except (typer.Abort, KeyboardInterrupt):
+            rv = INTERRUPTED
     if rv == INTERRUPTED:
         # typer turns Ctrl-C inside a command into a silent Exit(130), returned here as 130
         print("ragmeter: interrupted (finished work is kept)", file=sys.stderr)
     return rv if isinstance(rv, int) else 0
+
+
+def usage_line(exc: Any) -> str:
+    """A usage error as one line: ``ragmeter COMMAND: message (see 'ragmeter COMMAND --help')``.
+
+    click prints the usage synopsis, a hint and the message on three or four lines; every other
+    error of ragmeter is one line, so a usage error is too.
+    """
+    where = exc.ctx.command_path if exc.ctx is not None else "ragmeter"
+    message = " ".join(exc.format_message().split()).rstrip(".")
+    return f"{where}: {message} (see '{where} --help')"
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    text = " ".join(str(message).split())
+    print(f"ragmeter: warning: {text}", file=sys.stderr)
+
+
+def tidy_help(command: Any) -> None:
+    """Replace typer's type labels (``<bool>``, ``<list[str]>``, ``<str>``) in help pages.
+
+    A flag shows no type at all; a value shows the conventional upper-case word (``TEXT``,
+    ``INTEGER``, ``PATH``); a choice lists its values.
+    """
+    ctx = typer.Context(command)
+    params = list(command.params)
+    help_option = command.get_help_option(ctx)  # made on demand; click caches it
+    if help_option is not None:
+        params.append(help_option)
+    for param in params:
+        if not hasattr(param, "display_type"):
+            continue
+        label = _clean_label(param.display_type(ctx))
+        if param.param_type_name != "option":
+            # an argument's metavar is its name in the usage line: replace only the label
+            param.display_type_rich = lambda ctx, label=label: label
+        elif param.metavar is None:
+            param.metavar = label
+    for sub in getattr(command, "commands", {}).values():
+        tidy_help(sub)
+
+
+_LABELS = {"bool": "", "str": "TEXT", "int": "INTEGER", "float": "FLOAT", "path": "PATH"}
+
+
+def _clean_label(label: str) -> str:
+    inner = label[1:-1] if label.startswith("<") and label.endswith(">") else label
+    if inner.startswith("list[") and inner.endswith("]"):
+        inner = inner[5:-1]
+    if inner.endswith(" range"):  # the range itself is printed next to it
+        inner = inner[: -len(" range")]
+    return _LABELS.get(inner, inner)

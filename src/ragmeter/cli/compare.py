@@ -207,17 +207,18 @@ def _status(message: str) -> Iterator[None]:
     if not sys.stderr.isatty():
         yield
         return
-    from rich.console import Console
+    from ragmeter.terminal import make_console
 
-    with Console(stderr=True).status(message):
+    with make_console(stderr=True).status(message):
         yield
 
 
 def _rich_tables(report: ComparisonReport) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(width=None if sys.stdout.isatty() else 200, soft_wrap=False)
+    from ragmeter.terminal import make_console
+
+    console = make_console(pipe_width=200)
     compat = bool(report.settings.get("ranx_compat"))
     main = Table("#", "Model" if compat else "System")
     for m in report.metrics:

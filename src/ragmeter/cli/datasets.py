@@ -117,12 +117,15 @@ def _policy(value: str):  # type: ignore[no-untyped-def]
 def _print_stats(data: dict) -> None:
     from rich.table import Table
 
-    from ragmeter.runner.display import make_console
+    from ragmeter.terminal import make_console, styled
 
     console = make_console()
     console.print(
-        f"[bold]{data['path']}[/bold]  {data['samples']} samples, {data['qa_pairs']} QA pairs "
-        f"(format {data['format']}, sha256 {data['sha256'][:12]})",
+        styled(
+            (str(data["path"]), "bold"),
+            f"  {data['samples']} samples, {data['qa_pairs']} QA pairs "
+            f"(format {data['format']}, sha256 {data['sha256'][:12]})",
+        ),
         highlight=False,
     )
     table = Table("task", "units", "samples", "details", title="per task", title_justify="left")

@@ -20,9 +20,9 @@ _FORMATS = ("brat", "conll", "heritage")
 
 
 def _console():
-    from rich.console import Console
+    from ragmeter.terminal import make_console
 
-    return Console(width=None if sys.stdout.isatty() else 120, soft_wrap=False)
+    return make_console()  # labels, ids and documents are data: printed as text
 
 
 def _status(message: str):
@@ -31,9 +31,9 @@ def _status(message: str):
 
     if not sys.stderr.isatty():
         return contextlib.nullcontext()
-    from rich.console import Console
+    from ragmeter.terminal import make_console
 
-    return Console(stderr=True).status(message)
+    return make_console(stderr=True).status(message)
 
 
 def _fmt(x: Any) -> str:
@@ -200,10 +200,10 @@ def _ner_tables(report, *, per_document: bool, token_report=None) -> None:
         console.print(d)
     if report.undefined:
         console.print(
-            "[dim]undefined (zero_division applied): "
+            "undefined (zero_division applied): "
             + "; ".join(f"{k}: {v}" for k, v in list(report.undefined.items())[:8])
-            + (" …" if len(report.undefined) > 8 else "")
-            + "[/dim]"
+            + (" …" if len(report.undefined) > 8 else ""),
+            style="dim",
         )
 
 
@@ -684,6 +684,9 @@ def register(app: typer.Typer) -> None:
         ),
         scheme: str = typer.Option("IOB2", "--scheme", help="CoNLL tag scheme."),
         as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+        output: str = typer.Option(
+            None, "--output", "-o", help="Also write the full report as JSON."
+        ),
     ) -> None:
         """Inter-annotator agreement: κ/π/α/AC1 for labels, pairwise span F1 for entities."""
         cmd = "agreement"
@@ -716,6 +719,7 @@ def register(app: typer.Typer) -> None:
                 cats = _numeric_order(ratings, cmd)
             report = ag.agreement(ratings, level=level, categories=cats)
             _warn_lines(report.warnings)
+            _write_output(output, report.to_dict())
             if as_json:
                 _emit_json(report.to_dict())
                 return
@@ -748,6 +752,7 @@ def register(app: typer.Typer) -> None:
             }
             span_rep = ag.span_agreement(corpora, schemas=_split(schemas))
         _warn_lines(span_rep.warnings)
+        _write_output(output, span_rep.to_dict())
         if as_json:
             _emit_json(span_rep.to_dict())
             return
@@ -916,7 +921,7 @@ def _agreement_table(report) -> None:
         t.add_row(name, _fmt(value))
     console.print(t)
     for name, why in report.undefined.items():
-        console.print(f"[dim]{name}: {why}[/dim]")
+        console.print(f"{name}: {why}", style="dim")
 
 
 def _span_agreement_table(rep) -> None:

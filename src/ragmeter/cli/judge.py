@@ -21,16 +21,17 @@ def _progress(enabled: bool) -> Any:
     """A rich progress bar on stderr (only on a terminal), or ``None``."""
     if not enabled or not sys.stderr.isatty():
         return None
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ragmeter.terminal import make_console
 
     return Progress(
         TextColumn("judge"),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("{task.fields[info]}"),
+        TextColumn("{task.fields[info]}", markup=False),  # model names and costs: text
         TimeElapsedColumn(),
-        console=Console(stderr=True),
+        console=make_console(stderr=True),
         transient=True,
     )
 
@@ -213,7 +214,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         output: Annotated[
             Path | None,
-            typer.Option("--output", help="Write the summary JSON here instead of stdout."),
+            typer.Option("--output", "-o", help="Write the summary JSON here instead of stdout."),
         ] = None,
         ledger: Annotated[
             Path | None, typer.Option("--ledger", help="Write the per-call ledger as JSONL.")

@@ -41,8 +41,9 @@ def register(app: typer.Typer) -> None:
                 )
             )
             return
-        from rich.console import Console
         from rich.table import Table
+
+        from ragmeter.terminal import make_console
 
         table = Table("metric", "aliases", "direction", "reference", "needs")
         for t in tasks:
@@ -54,4 +55,4 @@ def register(app: typer.Typer) -> None:
                     m.reference,
                     ", ".join(sorted(m.needs)),
                 )
-        Console().print(table)
+        make_console().print(table)

@@ -30,11 +30,10 @@ def register(app: typer.Typer) -> None:
         results_dir: Annotated[
             Path, typer.Option("--results-dir", help="Where results/<evaluation-id>/ goes.")
         ] = Path("results"),
-        cache_dir: Annotated[Path, typer.Option()] = Path(
-            ".ragmeter/cache",
-            "--cache-dir",
-            help="Where finished task results are kept for re-use.",
-        ),
+        cache_dir: Annotated[
+            Path,
+            typer.Option("--cache-dir", help="Where finished task results are kept for re-use."),
+        ] = Path(".ragmeter/cache"),
         no_cache: Annotated[
             bool,
             typer.Option(
@@ -71,9 +70,17 @@ def register(app: typer.Typer) -> None:
         results/<evaluation-id>/outputs/<system>/. Exit status: 0 all gates pass, 1 a gate
         failed, 2 bad input (or a live system past its max_errors), 130 interrupted.
         """
+        from ragmeter.errors import UsageError
         from ragmeter.runner.config import load_config
         from ragmeter.runner.pipeline import RichProgress, run_pipeline
 
+        if str(config) == "-":
+            # the paths inside a config are relative to its folder, which stdin does not have
+            raise UsageError(
+                "the config cannot come from stdin (its paths are relative to its folder; "
+                "expected a file)",
+                command="run",
+            )
         cfg = load_config(config)
         _check_results_dir(results_dir)
         if not no_store:  # a store that cannot be written is found before the work, not after
@@ -95,7 +102,7 @@ def register(app: typer.Typer) -> None:
             result.save(store, results_dir=results_dir, write_store=not no_store)
         if report:
             _write_report(result)
-        summary = result.summary()
+        summary = result.summary
         if as_json:
             from ragmeter.io.jsonutil import dumps
 
@@ -411,12 +418,16 @@ def _print_run(data: dict, console) -> None:  # type: ignore[no-untyped-def]
     from rich.table import Table
 
     from ragmeter.runner.display import print_gate_report
+    from ragmeter.terminal import styled
 
     run = data["run"]
     console.print(
-        f"[bold]{run['id']}[/bold]  {run['project']} · {run['system']}"
-        + (f" {run['system_version']}" if run["system_version"] else "")
-        + ("  (baseline)" if run["is_baseline"] else ""),
+        styled(
+            (run["id"], "bold"),
+            f"  {run['project']} · {run['system']}"
+            + (f" {run['system_version']}" if run["system_version"] else "")
+            + ("  (baseline)" if run["is_baseline"] else ""),
+        ),
         highlight=False,
     )
     digest = (run["dataset_hash"] or "")[:12]
@@ -453,7 +464,9 @@ def _print_run(data: dict, console) -> None:  # type: ignore[no-untyped-def]
     console.print(table)
     for t in data["tasks"]:
         if t["status"] != "ok":
-            console.print(f"[yellow]{t['task']} skipped[/yellow]: {t['reason']}", highlight=False)
+            console.print(
+                styled((f"{t['task']} skipped", "yellow"), f": {t['reason']}"), highlight=False
+            )
     if data["gates"]:
         outcomes = [{**g, "system": run["system"]} for g in data["gates"]]
         counts = {

@@ -80,17 +80,9 @@ def _read_hierarchy(path: str) -> dict[str, str]:
 
     with open_text(path) as fh:
         text = fh.read()
-    import yaml
+    from ragmeter.io import yamlsafe
 
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError(
-            f"not valid JSON or YAML ({getattr(exc, 'problem', exc)})",
-            path=path,
-            line=mark.line + 1 if mark is not None else None,
-        ) from None
+    data = yamlsafe.load(text, path)
     if isinstance(data, dict) and isinstance(data.get("parent"), dict):
         data = data["parent"]
     if not isinstance(data, dict) or not all(
@@ -104,10 +96,11 @@ def _read_hierarchy(path: str) -> dict[str, str]:
 
 
 def _print_split(res: Any, *, to_stderr: bool) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(stderr=to_stderr, width=None if sys.stdout.isatty() else 160)
+    from ragmeter.terminal import make_console
+
+    console = make_console(to_stderr, pipe_width=160)
     rep = res.report
     splits = [s for s in rep["sizes"] if res.manifest["ratios"].get(s, 0) > 0]
     sizes = ", ".join(f"{s} {rep['sizes'][s]} (target {rep['targets'][s]:.1f})" for s in splits)
@@ -160,10 +153,11 @@ def _print_split(res: Any, *, to_stderr: bool) -> None:
 
 
 def _print_sample(res: Any, *, to_stderr: bool) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(stderr=to_stderr, width=None if sys.stdout.isatty() else 160)
+    from ragmeter.terminal import make_console
+
+    console = make_console(to_stderr, pipe_width=160)
     rep = res.report
     table = Table("stratum", "size", "quota", "sampled", title=f"stratified sample of {rep['n']}")
     for row in rep["strata"]:

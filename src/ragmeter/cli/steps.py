@@ -163,10 +163,11 @@ class _Progress:
         if self._bar is None:
             if time.monotonic() - self._start < 1.0:
                 return
-            from rich.console import Console
             from rich.progress import Progress
 
-            self._bar = Progress(console=Console(stderr=True), transient=True)
+            from ragmeter.terminal import make_console
+
+            self._bar = Progress(console=make_console(stderr=True), transient=True)
             self._bar.start()
             self._task = self._bar.add_task("judging questions", total=total)
         self._bar.update(self._task, completed=done)
@@ -186,8 +187,9 @@ def _mean(block: dict, key: str = "steps_score") -> str:
 
 
 def _print_table(summary: dict) -> None:
-    from rich.console import Console
     from rich.table import Table
+
+    from ragmeter.terminal import make_console
 
     table = Table()
     table.add_column("template", overflow="fold")
@@ -211,4 +213,4 @@ def _print_table(summary: dict) -> None:
     )
     macro = summary["macro"]
     table.add_row("macro", "", "", _mean(macro))
-    Console(soft_wrap=True).print(table)
+    make_console(soft_wrap=True, pipe_width=None).print(table)

@@ -31,19 +31,11 @@ FORMATS = ("ragmeter", "graphrag-eval", "ultrarag", "grounded", "trec")
 
 
 def _graphrag(path: str | os.PathLike[str]) -> list[GoldSample]:
-    import yaml
+    from ragmeter.io import yamlsafe
 
     name = display_name(path)
     with open_text(path) as fh:
-        try:
-            data = yaml.safe_load(fh)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise InputError(
-                f"not valid YAML or JSON: {getattr(exc, 'problem', exc)}",
-                path=name,
-                line=mark.line + 1 if mark else None,
-            ) from None
+        data = yamlsafe.load(fh.read(), name)
     if not isinstance(data, list):
         raise InputError(
             "not a list of templates (expected graphrag-eval reference data)", path=name

@@ -32,6 +32,7 @@ from ragmeter.extraction.errors import InvalidLabelError, Problem
 from ragmeter.extraction.prf import check_zero_division, mean
 from ragmeter.extraction.profiles import INVALID, HierarchyProfile, get_profile
 from ragmeter.extraction.results import library_versions
+from ragmeter.views import ReportViews
 
 __all__ = [
     "MultiLabelReport",
@@ -192,7 +193,7 @@ def _check_labels(values: list[Any], side: str, ids: Sequence[str]) -> None:
 
 
 @dataclass
-class TypeReport:
+class TypeReport(ReportViews):
     """Result of :func:`evaluate_types`."""
 
     accuracy: float | None
@@ -665,7 +666,7 @@ def evaluate_types(
 
 
 @dataclass
-class MultiLabelReport:
+class MultiLabelReport(ReportViews):
     """Result of :func:`evaluate_types_multilabel`."""
 
     micro: dict[str, float | None]

@@ -30,6 +30,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ragmeter.errors import InputError
+from ragmeter.views import ReportViews
 from ragmeter.warnings import warn
 
 __all__ = [
@@ -299,7 +300,7 @@ def krippendorff_alpha(
 
 
 @dataclass
-class AgreementReport:
+class AgreementReport(ReportViews):
     """Agreement coefficients for categorical ratings; ``None`` values carry a reason in
     ``undefined``."""
 
@@ -449,7 +450,7 @@ def agreement(
 
 
 @dataclass
-class SpanAgreementReport:
+class SpanAgreementReport(ReportViews):
     """Pairwise span F1 between annotators (symmetric matrix, mean over pairs, per label)."""
 
     annotators: list[str]

@@ -36,6 +36,7 @@ from ragmeter.extraction.matching import candidate_pairs, match
 from ragmeter.extraction.model import Corpus, Span
 from ragmeter.extraction.prf import check_zero_division, mean, prf
 from ragmeter.extraction.results import library_versions
+from ragmeter.views import ReportViews
 
 __all__ = [
     "E2EReport",
@@ -225,7 +226,7 @@ def prediction_records(pred: Any, *, nil_id: str = NIL_ID) -> dict[str, _Pred]:
 
 # -- ranking and NIL ---------------------------------------------------------------------------
 @dataclass
-class LinkingReport:
+class LinkingReport(ReportViews):
     """Ranking (§6.2), NIL detection (§6.3) and D2KB accuracy over gold mentions."""
 
     ranking: dict[str, Any]
@@ -614,7 +615,7 @@ def _doc_counts(
 
 
 @dataclass
-class E2EReport:
+class E2EReport(ReportViews):
     """GERBIL-style end-to-end linking scores (§6.4)."""
 
     match: str

@@ -39,6 +39,7 @@ from ragmeter.extraction.model import Corpus
 from ragmeter.extraction.prf import check_zero_division, mean, prf, prf_arrays, weighted_mean
 from ragmeter.extraction.profiles import INVALID
 from ragmeter.extraction.validation import validate
+from ragmeter.views import ReportViews
 
 __all__ = ["COUNT_KEYS", "SCHEMAS", "NerReport", "evaluate_ner", "evaluate_ner_tags"]
 
@@ -147,7 +148,7 @@ class _Sides:
 
 
 @dataclass
-class NerReport:
+class NerReport(ReportViews):
     """Result of :func:`evaluate_ner`.
 
     ``metrics`` holds ``overall``, ``per_label``, ``macro_over_labels``,

@@ -232,20 +232,18 @@ def load_profile(path: str | os.PathLike[str]) -> HierarchyProfile:
     """Load ``{"name", "vocabulary": [...], "parent": {...}}`` (plus optional ``ner_vocabulary``
     and ``ner_to_type``) from a YAML or JSON file, validated as :class:`HierarchyProfile` does."""
     name = os.fspath(path)
-    try:
-        with open(name, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise InputError(f"cannot read ({exc.strerror or exc})", path=name) from None
-    try:
-        if name.endswith(".json"):
-            data = json.loads(text)
-        else:
-            import yaml
+    from ragmeter.io.files import read_text
 
-            data = yaml.safe_load(text)
-    except Exception as exc:  # yaml and json raise different types; both are bad input
-        raise InputError(f"not valid YAML/JSON ({exc})", path=name) from None
+    text = read_text(name)  # a regular file, size-capped, UTF-8 checked
+    if name.endswith(".json"):
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise InputError(f"not valid JSON ({exc})", path=name) from None
+    else:
+        from ragmeter.io import yamlsafe
+
+        data = yamlsafe.load(text, name)
     if not isinstance(data, dict):
         raise InputError("expected a mapping with 'vocabulary' and 'parent'", path=name)
     unknown = set(data) - {"name", "vocabulary", "parent", "ner_vocabulary", "ner_to_type"}

@@ -78,12 +78,11 @@ class ConversionReport:
 def read_text_exact(path: str | os.PathLike[str]) -> str:
     """A file's text as strict UTF-8, with no newline translation and no normalization
     (offsets count code points of exactly these characters, §1.2)."""
+    from ragmeter.io.files import open_binary
+
     name = os.fspath(path)
-    try:
-        with open(name, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise InputError(f"cannot read ({exc.strerror or exc})", path=name) from None
+    with open_binary(name) as fh:  # `-` is stdin; devices refused; a missing file is one line
+        data = fh.read()
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

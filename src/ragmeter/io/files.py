@@ -14,14 +14,18 @@ from ragmeter.errors import InputError
 __all__ = [
     "GZIP_MAGIC",
     "atomic_write",
+    "check_regular_file",
     "display_name",
     "open_binary",
     "open_text",
     "read_text",
     "sha256_file",
+    "stdin_bytes",
 ]
 
 GZIP_MAGIC = b"\x1f\x8b"
+MAX_TEXT_BYTES = 1 << 30
+"""Cap of :func:`read_text`, which holds a whole file in memory (configs, JSON documents)."""
 # gzip, hashlib, tempfile and pathlib are imported where used: together ~7 ms of the start of
 # `ragmeter trec`, which reads plain files and hashes nothing for trec output
 PathLike = str | os.PathLike[str]
@@ -33,19 +37,64 @@ def display_name(path: PathLike) -> str:
     return "<stdin>" if p == "-" else p
 
 
-def open_binary(path: PathLike, *, allow_stdin: bool = False) -> BinaryIO:
+def check_regular_file(name: str, *, allow_pipe: bool = False) -> bool:
+    """Refuse a device, socket or directory given as an input file, before opening it.
+
+    ``/dev/zero`` never ends; a regular file has a size. A pipe (``<(zcat run.gz)``, a FIFO) is
+    accepted only where ``allow_pipe`` says the caller reads it once; the return value tells the
+    caller it is one. A path that does not exist is left to ``open``, which names the error.
+    """
+    import stat
+
+    try:
+        mode = os.stat(name).st_mode
+    except OSError:
+        return False
+    if stat.S_ISDIR(mode):
+        raise InputError("is a directory (expected a file)", path=name)
+    if stat.S_ISFIFO(mode) and allow_pipe:
+        return True
+    if not stat.S_ISREG(mode):
+        kind = "a pipe that would be read twice" if stat.S_ISFIFO(mode) else "a device or socket"
+        raise InputError(f"not a regular file ({kind}; expected a file, or - for stdin)", path=name)
+    return False
+
+
+_stdin_spool: tuple[object, bytes] | None = None
+
+
+def stdin_bytes() -> bytes:
+    """All of standard input, read once and kept, so ``-`` can be hashed and parsed."""
+    global _stdin_spool
+    if _stdin_spool is None or _stdin_spool[0] is not sys.stdin:
+        _stdin_spool = (sys.stdin, sys.stdin.buffer.read())
+    return _stdin_spool[1]
+
+
+def _open_pipe(name: str) -> BinaryIO:
+    # O_NONBLOCK: opening a FIFO nobody writes to would otherwise block forever; reading it
+    # (blocking again) then ends at once with no data when there is no writer
+    fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK)
+    os.set_blocking(fd, True)
+    return open(fd, "rb")
+
+
+def open_binary(path: PathLike, *, allow_stdin: bool = True) -> BinaryIO:
     """Open ``path`` for reading bytes, decompressing gzip transparently (detected by magic).
 
-    Raises :class:`InputError` (``FILE: cannot read (...)``) for a missing or unreadable file.
+    ``-`` is standard input (read once, kept for a second reader such as the input hash). A
+    device is refused; a pipe is read as it comes. Raises :class:`InputError` (``FILE: cannot
+    read (...)``) for a missing or unreadable file.
     """
     name = os.fspath(path)
     if name == "-":
         if not allow_stdin:
             raise InputError("cannot read from stdin here (expected a file path)", path="-")
-        raw: BinaryIO = sys.stdin.buffer
+        raw: BinaryIO = io.BytesIO(stdin_bytes())  # type: ignore[assignment]
     else:
+        pipe = check_regular_file(name, allow_pipe=True)
         try:
-            raw = open(name, "rb")  # noqa: SIM115 - returned to the caller, who closes it
+            raw = _open_pipe(name) if pipe else open(name, "rb")  # noqa: SIM115 - caller closes
         except OSError as exc:
             raise InputError(f"cannot read ({exc.strerror or exc})", path=name) from None
     buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
@@ -56,14 +105,14 @@ def open_binary(path: PathLike, *, allow_stdin: bool = False) -> BinaryIO:
     return buffered
 
 
-def open_text(path: PathLike, *, allow_stdin: bool = False) -> IO[str]:
+def open_text(path: PathLike, *, allow_stdin: bool = True) -> IO[str]:
     """Open ``path`` as UTF-8 text (BOM dropped, newlines kept as written, gzip transparent)."""
     return io.TextIOWrapper(
         open_binary(path, allow_stdin=allow_stdin), encoding="utf-8-sig", newline=""
     )
 
 
-def read_text(path: PathLike, *, allow_stdin: bool = False) -> str:
+def read_text(path: PathLike, *, allow_stdin: bool = True) -> str:
     """The whole of ``path`` as UTF-8 text (BOM dropped, gzip transparent).
 
     Bytes that are not UTF-8 are an :class:`InputError` naming the line and the byte, never a
@@ -71,7 +120,14 @@ def read_text(path: PathLike, *, allow_stdin: bool = False) -> str:
     """
     name = display_name(path)
     with open_binary(path, allow_stdin=allow_stdin) as fh:
-        data = fh.read()
+        # one byte past the cap tells "too large" from "exactly at the cap" (a gzip bomb or an
+        # endless stdin would otherwise end in MemoryError)
+        data = fh.read(MAX_TEXT_BYTES + 1)
+    if len(data) > MAX_TEXT_BYTES:
+        raise InputError(
+            f"larger than {MAX_TEXT_BYTES:,} bytes (expected a smaller file)",
+            path=name,
+        )
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
@@ -89,6 +145,10 @@ def sha256_file(path: PathLike, *, chunk_size: int = 1 << 20) -> str:
     import hashlib
 
     digest = hashlib.sha256()
+    if os.fspath(path) == "-":
+        digest.update(stdin_bytes())
+        return digest.hexdigest()
+    check_regular_file(os.fspath(path))
     try:
         with open(os.fspath(path), "rb") as fh:
             while block := fh.read(chunk_size):

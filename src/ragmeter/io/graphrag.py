@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from ragmeter.errors import InputError
+from ragmeter.io import yamlsafe
 from ragmeter.io.files import PathLike, atomic_write, display_name, read_text
 from ragmeter.io.jsonl import iter_jsonl
 from ragmeter.io.jsonutil import dumps
@@ -75,10 +76,6 @@ def _json_error(exc: json.JSONDecodeError | ValueError, name: str, expected: str
     return InputError(f"{exc} (expected {expected})", path=name)
 
 
-class _MarkedLoader(yaml.SafeLoader):
-    """SafeLoader that also records the line of every node by key path."""
-
-
 def _walk(node: yaml.Node, path: Path, lines: dict[Path, int]) -> None:
     lines[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
@@ -91,32 +88,9 @@ def _walk(node: yaml.Node, path: Path, lines: dict[Path, int]) -> None:
 
 
 def _load_yaml(text: str, name: str) -> Located:
-    loader = None
-    try:
-        loader = _MarkedLoader(text)
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        problem = exc.problem or exc.context or "syntax error"
-        message = f"not valid YAML: {problem} (expected YAML)"
-        raise InputError(message, path=name, line=line) from None
-    except yaml.reader.ReaderError as exc:
-        line = text.count("\n", 0, exc.position) + 1
-        raise InputError(
-            f"not valid YAML: character #x{exc.character:04x} is not allowed (expected YAML text)",
-            path=name,
-            line=line,
-        ) from None
-    except yaml.YAMLError as exc:
-        problem = str(exc).replace("\n", " ")
-        raise InputError(f"not valid YAML: {problem} (expected YAML)", path=name) from None
-    except RecursionError:
-        raise InputError("not valid YAML: nested too deeply (expected YAML)", path=name) from None
-    finally:
-        if loader is not None:
-            loader.dispose()
+    # the shared loader bounds aliases, depth and tags before anything is expanded
+    node = yamlsafe.compose(text, name)
+    data = yamlsafe.construct(node, name) if node is not None else None
     lines: dict[Path, int] = {}
     if node is not None:
         _walk(node, (), lines)

@@ -18,7 +18,7 @@ def _reject_constant(name: str) -> Any:
 
 
 def iter_jsonl(
-    path: PathLike, *, allow_stdin: bool = False, allow_empty: bool = False
+    path: PathLike, *, allow_stdin: bool = True, allow_empty: bool = False
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line of a JSONL file.
 

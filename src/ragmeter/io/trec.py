@@ -245,6 +245,14 @@ def _open_input(path: str | os.PathLike[str], *, allow_stdin: bool) -> _Input:
         with open_binary("-", allow_stdin=True) as fh:
             data = _read_all(fh, name)
         return _Input(name, None, data, data[:_SNIFF])
+    from ragmeter.io.files import check_regular_file
+
+    if check_regular_file(p, allow_pipe=True):
+        # a pipe (`<(zcat run.gz)`, a FIFO) is read once, into memory, like stdin; the paths
+        # below reopen and map the file, which a pipe cannot do (devices are refused above)
+        with open_binary(p) as fh:
+            data = _read_all(fh, name)
+        return _Input(name, None, data, data[:_SNIFF])
     try:
         with open(p, "rb") as fh:
             magic = fh.read(2)

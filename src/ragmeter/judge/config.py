@@ -440,10 +440,13 @@ def yaml_key_lines(text: str) -> dict[tuple[str, ...], int]:
     """Key path → 1-based line of every mapping key in a YAML document (for messages)."""
     import yaml
 
+    from ragmeter.errors import RagmeterError
+    from ragmeter.io import yamlsafe
+
     lines: dict[tuple[str, ...], int] = {}
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
+        root = yamlsafe.compose(text, "<yaml>")
+    except RagmeterError:  # the caller's load reports the problem with its file name
         return lines
 
     def walk(node: Any, keys: tuple[str, ...]) -> None:
@@ -477,23 +480,13 @@ class LoadedConfig:
 def load_config_file(path: str | os.PathLike[str]) -> LoadedConfig:
     """Read ``ragmeter.yaml`` (its ``judge:`` and ``tasks.judge`` blocks), a bare judge block, or
     a graphrag-eval v6 config (``llm.generation``, judge.md §13.2)."""
-    import yaml
+    from ragmeter.io import yamlsafe
 
     name = os.fspath(path)
-    try:
-        with open(name, encoding="utf-8-sig") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise InputError(f"cannot read ({exc.strerror or exc})", path=name) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError(
-            f"not valid YAML: {getattr(exc, 'problem', None) or exc}",
-            path=name,
-            line=mark.line + 1 if mark else None,
-        ) from None
+    from ragmeter.io.files import read_text
+
+    text = read_text(name)  # a regular file, size-capped, UTF-8 checked
+    data = yamlsafe.load(text, name)
     lines = yaml_key_lines(text)
     if data is None:
         data = {}

@@ -65,17 +65,11 @@ def _load(path: str) -> tuple[Any, dict[int, int]]:
         text = fh.read()
     lower = path.lower()
     if lower.endswith((".yaml", ".yml")):
-        import yaml
+        from ragmeter.io import yamlsafe
 
         from ragmeter.judge.config import yaml_key_lines
 
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise InputError(
-                "not valid YAML", path=path, line=mark.line + 1 if mark else None
-            ) from None
+        data = yamlsafe.load(text, path)
         lines = yaml_key_lines(text) if isinstance(data, list) else {}
         return data, {int(k[0]): v for k, v in lines.items() if len(k) == 1 and k[0].isdigit()}
     if lower.endswith((".jsonl", ".jsonl.gz")):

@@ -68,17 +68,10 @@ def call_cost(
 
 
 def _read_price_file(path: str, text: str) -> dict[str, Price]:
-    import yaml
-
+    from ragmeter.io import yamlsafe
     from ragmeter.judge.config import yaml_key_lines
 
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError(
-            "not valid YAML", path=path, line=mark.line + 1 if mark else None
-        ) from None
+    data = yamlsafe.load(text, path)
     lines = yaml_key_lines(text)
     models = data.get("models") if isinstance(data, Mapping) else None
     if not isinstance(models, Mapping):
@@ -177,13 +170,9 @@ class PriceTable:
         self.user: list[dict[str, Price]] = []
         for f in files:
             name = os.fspath(f)
-            try:
-                with open(name, encoding="utf-8-sig") as fh:
-                    text = fh.read()
-            except OSError as exc:
-                raise InputError(
-                    f"cannot read price file ({exc.strerror or exc})", path=name
-                ) from None
+            from ragmeter.io.files import read_text
+
+            text = read_text(name)  # a regular file, size-capped, UTF-8 checked
             self.user.append(_read_price_file(name, text))
         if (price_in is None) != (price_out is None):
             from ragmeter.errors import UsageError

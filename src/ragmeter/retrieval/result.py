@@ -21,6 +21,7 @@ from ragmeter._version import __version__
 from ragmeter.io.arrowutil import call, from_numpy, repeat_string, strings, to_numpy
 from ragmeter.io.jsonutil import dumps
 from ragmeter.result import SAMPLES_SCHEMA, Aggregate, Result
+from ragmeter.views import require_pandas
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -290,6 +291,7 @@ class RetrievalResult(Result):
         """``per_query`` as a DataFrame (``long=True``: the long per-sample table)."""
         if long:
             return super().to_pandas()
+        require_pandas("to_pandas()")
         return self.per_query.to_pandas()
 
     # -- outputs -----------------------------------------------------------------------------------

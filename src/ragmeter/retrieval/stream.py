@@ -62,6 +62,8 @@ def _map(path: str | os.PathLike[str]) -> mmap.mmap | None:
     if p == "-":
         return None
     try:
+        if not stat.S_ISREG(os.stat(p).st_mode):
+            return None  # before open(): opening a FIFO nobody writes to would block
         with open(p, "rb") as fh:
             st = os.fstat(fh.fileno())
             if not stat.S_ISREG(st.st_mode) or st.st_size == 0 or fh.read(2) == GZIP_MAGIC:

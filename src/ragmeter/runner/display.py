@@ -9,17 +9,18 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ragmeter import terminal
+from ragmeter.terminal import styled
+
 __all__ = ["make_console", "print_gate_report", "print_summary"]
 
 VERDICT_STYLE = {"PASS": "bold green", "FAIL": "bold red", "SKIP": "yellow"}
 
 
 def make_console(stderr: bool = False) -> Console:
-    """A console for command output: 120 columns when writing to a pipe or a file."""
-    import sys
-
-    stream = sys.stderr if stderr else sys.stdout
-    return Console(file=stream, width=None if stream.isatty() else 120, soft_wrap=False)
+    """A console for command output: 120 columns when writing to a pipe or a file, and every
+    string printed as text (project, system and stratum names are user text)."""
+    return terminal.make_console(stderr)
 
 
 def _num(value: Any, digits: int = 4) -> str:
@@ -63,15 +64,18 @@ def _direction(task: str, metric: str) -> str:
 
 
 def print_summary(summary: Mapping[str, Any], console: Console | None = None) -> None:
-    """Print a run's summary (the dict of ``EvaluationResult.summary()``)."""
-    console = console or Console()
+    """Print a run's summary (the dict ``EvaluationResult.summary``)."""
+    console = console or make_console()
     systems = [s["name"] for s in summary["systems"]]
     baseline = summary.get("baseline")
     ds = summary["dataset"]
     split = f", split {ds['split']}" if ds.get("split") else ""
     console.print(
-        f"[bold]{summary['project']}[/bold]  evaluation {summary['evaluation_id']}  "
-        f"· {ds['n_samples']} gold samples ({ds['path']}{split})"
+        styled(
+            (str(summary["project"]), "bold"),
+            f"  evaluation {summary['evaluation_id']}  "
+            f"· {ds['n_samples']} gold samples ({ds['path']}{split})",
+        )
     )
     for s in summary["systems"]:
         if s.get("calls"):  # a live system: what its calls cost (docs/systems.md)
@@ -89,7 +93,7 @@ def print_summary(summary: Mapping[str, Any], console: Console | None = None) ->
     for task, block in summary["tasks"].items():
         metrics = block["metrics"]
         shown = dict(zip(block["metrics"], block["requested"], strict=False))
-        table = Table(title=f"[bold]{task}[/bold]", title_justify="left", show_lines=False)
+        table = Table(title=styled((task, "bold")), title_justify="left", show_lines=False)
         table.add_column("metric")
         active = [s for s in systems if block["systems"].get(s, {}).get("aggregates") is not None]
         for name in active:
@@ -122,7 +126,7 @@ def print_summary(summary: Mapping[str, Any], console: Console | None = None) ->
             table.add_row(*row)
         console.print(table)
     if skipped:
-        console.print("[yellow]skipped[/yellow]")
+        console.print("skipped", style="yellow")
         for line in dict.fromkeys(skipped):
             console.print(f"  {line}", highlight=False, soft_wrap=True)
     _print_strata(summary, systems, console)
@@ -131,7 +135,7 @@ def print_summary(summary: Mapping[str, Any], console: Console | None = None) ->
     if gates.get("rules"):
         print_gate_report(gates, console)
     for note in summary.get("comparison_notes", []):
-        console.print(f"[dim]{note}[/dim]")
+        console.print(note, style="dim")
     saved = summary.get("saved") or {}
     if saved:
         if saved.get("results_dir"):
@@ -165,7 +169,8 @@ def _print_strata(summary: Mapping[str, Any], systems: Sequence[str], console: C
             continue
         shown_levels = levels[:max_levels]
         table = Table(
-            title=f"[bold]by {factor}[/bold]  ({' / '.join(systems)})", title_justify="left"
+            title=styled((f"by {factor}", "bold"), f"  ({' / '.join(systems)})"),
+            title_justify="left",
         )
         table.add_column("metric")
         for level in shown_levels:
@@ -183,7 +188,7 @@ def _print_strata(summary: Mapping[str, Any], systems: Sequence[str], console: C
         console.print(table)
         if len(levels) > max_levels:
             console.print(
-                f"[dim]{len(levels) - max_levels} more {factor} values in summary.json[/dim]"
+                f"{len(levels) - max_levels} more {factor} values in summary.json", style="dim"
             )
 
 
@@ -196,9 +201,10 @@ def _print_comparisons(summary: Mapping[str, Any], console: Console) -> None:
     with_ci = any(c.get("ci_low") is not None for c in comps)
     first = comps[0]
     table = Table(
-        title=(
-            f"[bold]vs {summary.get('baseline')}[/bold]  ({first.get('test')} test, "
-            f"{first.get('correction')} correction, alpha {first.get('alpha')})"
+        title=styled(
+            (f"vs {summary.get('baseline')}", "bold"),
+            f"  ({first.get('test')} test, "
+            f"{first.get('correction')} correction, alpha {first.get('alpha')})",
         ),
         title_justify="left",
     )
@@ -228,7 +234,7 @@ def _print_comparisons(summary: Mapping[str, Any], console: Console) -> None:
         table.add_row(*cells, sig)
     console.print(table)
     if untested:
-        console.print(f"[dim]{untested} comparisons not tested (reasons in summary.json)[/dim]")
+        console.print(f"{untested} comparisons not tested (reasons in summary.json)", style="dim")
 
 
 def _short(text: str, limit: int = 70) -> str:
@@ -238,8 +244,8 @@ def _short(text: str, limit: int = 70) -> str:
 
 def print_gate_report(gates: Mapping[str, Any], console: Console | None = None) -> None:
     """Print gate outcomes (``GateReport.to_dict()``), one row per rule and run."""
-    console = console or Console()
-    table = Table(title="[bold]gates[/bold]", title_justify="left")
+    console = console or make_console()
+    table = Table(title=styled(("gates", "bold")), title_justify="left")
     for col in ("rule", "system", "value", "threshold / p", "verdict", "reason"):
         table.add_column(
             col,

@@ -27,6 +27,7 @@ from ragmeter.runner.gates import GateReport, evaluate_rules, parse_rule
 from ragmeter.runner.strata import strata_to_dict
 from ragmeter.store.engine import DEFAULT_STORE
 from ragmeter.store.records import RunRecord, TaskRecord
+from ragmeter.views import SummaryDict, require_pandas, table_csv
 
 if TYPE_CHECKING:  # pandas is optional
     import pandas as pd
@@ -209,8 +210,15 @@ class EvaluationResult:
         return self._evaluate_gates(built, strict)
 
     # -- views ------------------------------------------------------------------------------
-    def summary(self) -> dict[str, Any]:
-        """The evaluation as a JSON-serialisable dict (the content of ``summary.json``)."""
+    @property
+    def summary(self) -> SummaryDict:
+        """The evaluation as a JSON-serialisable dict (the content of ``summary.json``).
+
+        A property, as on every result type; calling it (the old spelling) still works.
+        """
+        return SummaryDict(self._summary())
+
+    def _summary(self) -> dict[str, Any]:
         cfg = self.config
         tasks: dict[str, Any] = {}
         for task in cfg.tasks:
@@ -338,7 +346,16 @@ class EvaluationResult:
 
     def per_sample(self) -> pd.DataFrame:
         """Every per-sample value as a pandas DataFrame (needs pandas)."""
+        require_pandas("per_sample()")
         return self.samples_table().to_pandas()
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The same as :meth:`per_sample`: every per-sample value as a DataFrame."""
+        return self.per_sample()
+
+    def to_csv(self) -> str:
+        """Every per-sample value as CSV: run, task, sample, metric, value, status, strata."""
+        return table_csv(self.samples_table())
 
     # -- saving -----------------------------------------------------------------------------
     def run_records(self) -> list[RunRecord]:
@@ -498,7 +515,7 @@ class EvaluationResult:
 
     def _write_files(self, folder: Path, pq: Any, yaml: Any) -> None:
         with atomic_write(folder / "summary.json") as fh:
-            fh.write(dumps(self.summary(), indent=2) + "\n")
+            fh.write(dumps(self.summary, indent=2) + "\n")
         with atomic_write(folder / "samples.parquet", "wb") as fh:
             pq.write_table(self.samples_table(), fh)
         with atomic_write(folder / "config.yaml") as fh:

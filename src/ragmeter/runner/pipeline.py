@@ -89,7 +89,7 @@ class _NullProgress:
     def advance(self, handle: Any, n: int) -> None:
         return None
 
-    def finish(self, handle: Any) -> None:
+    def finish(self, handle: Any, *, skipped: bool = False) -> None:
         return None
 
     @contextlib.contextmanager
@@ -101,7 +101,6 @@ class RichProgress:
     """One progress bar per task on stderr (units scored over all systems)."""
 
     def __init__(self, console: Any = None) -> None:
-        from rich.console import Console
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -110,12 +109,14 @@ class RichProgress:
             TimeElapsedColumn,
         )
 
+        from ragmeter.terminal import make_console
+
         self.progress = Progress(
-            TextColumn("{task.description:<16}"),
+            TextColumn("{task.description:<16}", markup=False),  # task names are config keys
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
-            console=console if console is not None else Console(stderr=True),
+            console=console if console is not None else make_console(stderr=True),
             transient=False,
         )
 
@@ -125,9 +126,15 @@ class RichProgress:
     def advance(self, handle: Any, n: int) -> None:
         self.progress.advance(handle, n)
 
-    def finish(self, handle: Any) -> None:
+    def finish(self, handle: Any, *, skipped: bool = False) -> None:
+        """Complete the bar; a task no system was scored on drops its bar instead (a full bar
+        would claim work that was not done; the summary lists the task as skipped)."""
         task = next((t for t in self.progress.tasks if t.id == handle), None)
-        if task is not None:
+        if task is None:
+            return
+        if skipped:
+            self.progress.update(handle, visible=False)
+        else:
             self.progress.update(handle, completed=task.total)
 
     @contextlib.contextmanager
@@ -513,7 +520,12 @@ def run_pipeline(
                     reused,
                     **common,
                 )
-            progress.finish(handle)
+            scored = any(
+                system_runs[s.name].tasks.get(task) is not None
+                and system_runs[s.name].tasks[task].status == "ok"
+                for s in cfg.systems
+            )
+            progress.finish(handle, skipped=not scored)
     comparisons, comparison_notes = run_comparisons(cfg, system_runs)
     result = EvaluationResult(
         cfg,

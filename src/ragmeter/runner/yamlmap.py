@@ -15,6 +15,7 @@ import yaml
 
 from ragmeter.errors import InputError
 from ragmeter.io.files import display_name, read_text
+from ragmeter.io.yamlsafe import compose, construct
 
 __all__ = ["LineMap", "format_path", "load_yaml"]
 
@@ -91,32 +92,17 @@ def _construct(
             lines[(*path, i)] = item.start_mark.line + 1
             items.append(_construct(item, (*path, i), lines, name, texts))
         return items
-    value = yaml.SafeLoader.construct_object(_SCALAR_LOADER, node, deep=True)
+    value = construct(node, name)
     if not isinstance(value, str) and isinstance(node, yaml.ScalarNode):
         texts[path] = node.value
     return value
-
-
-class _ScalarLoader(yaml.SafeLoader):
-    def __init__(self) -> None:  # only its scalar constructors are used
-        yaml.SafeLoader.__init__(self, "")
-
-
-_SCALAR_LOADER = _ScalarLoader()
 
 
 def load_yaml(path: str | os.PathLike[str]) -> tuple[Any, LineMap]:
     """Parse one YAML document safely; return ``(data, LineMap)``."""
     name = display_name(path)
     text = read_text(path)
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise InputError(
-            f"not valid YAML: {problem}", path=name, line=mark.line + 1 if mark else None
-        ) from None
+    node = compose(text, name)  # aliases, depth and tags bounded before anything is expanded
     if node is None:
         raise InputError("empty file (expected a YAML mapping of config keys)", path=name)
     lines: dict[Path, int] = {(): node.start_mark.line + 1}

@@ -36,6 +36,7 @@ from ragmeter.stats.paired import (
 )
 from ragmeter.stats.result import TestResult, versions
 from ragmeter.stats.tables import fancy_grid_table, simple_table
+from ragmeter.views import require_pandas
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -365,7 +366,7 @@ class ComparisonReport:
 
     def to_dataframe(self) -> pd.DataFrame:
         """One row per system (``model_names`` then one column per metric), as ranx (pandas)."""
-        import pandas as pd
+        pd = require_pandas("to_dataframe()")
 
         rows = [
             {"model_names": s, **{m: self.means[s][m] for m in self.metrics}} for s in self.systems
@@ -374,8 +375,30 @@ class ComparisonReport:
 
     def pairs_dataframe(self) -> pd.DataFrame:
         """One row per (metric, pair): means, difference, p, adjusted p, d_z, W/T/L (pandas)."""
-        import pandas as pd
+        return require_pandas("pairs_dataframe()").DataFrame(self._pair_rows())
 
+    def to_csv(self) -> str:
+        """:meth:`pairs_dataframe` as CSV: one row per (metric, pair); no pandas needed."""
+        import csv
+        import io
+
+        rows = self._pair_rows()
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        header = list(rows[0]) if rows else ["metric", "system_a", "system_b"]
+        writer.writerow(header)
+        for row in rows:
+            writer.writerow(
+                ["" if v is None else repr(v) if isinstance(v, float) else v for v in row.values()]
+            )
+        return buf.getvalue()
+
+    @property
+    def summary(self) -> dict[str, dict[str, float]]:
+        """System → metric → mean (the main table of :meth:`to_table`)."""
+        return {s: {m: self.means[s][m] for m in self.metrics} for s in self.systems}
+
+    def _pair_rows(self) -> list[dict[str, Any]]:
         rows = []
         for p in self.pairs:
             r = p.result
@@ -396,7 +419,7 @@ class ComparisonReport:
                     **dict(p.win_tie_loss),
                 }
             )
-        return pd.DataFrame(rows)
+        return rows
 
     def to_ultrarag(self, a: str, b: str, *, alpha: float = 0.05) -> dict[str, dict[str, Any]]:
         """UltraRAG ``evaluate_trec_pvalue`` JSON for A = ``a`` versus B = ``b``: per metric

@@ -123,13 +123,13 @@ def numbered(tag: str, items: Sequence[str], start: int = 1) -> Raw:
 @cache
 def get(prompt_id: str) -> Prompt:
     """The prompt with this id, loaded from its file."""
-    import yaml
+    from ragmeter.io import yamlsafe
 
     try:
         text = resources.files(__name__).joinpath(f"{prompt_id}.yaml").read_text("utf-8")
     except FileNotFoundError:
         raise KeyError(f"no prompt {prompt_id!r}") from None
-    data = yaml.safe_load(text)
+    data = yamlsafe.load(text, f"{prompt_id}.yaml")
     if data.get("id") != prompt_id:
         raise ValueError(f"prompt file {prompt_id}.yaml declares id {data.get('id')!r}")
     return Prompt(
