@@ -13,6 +13,7 @@ import sys
 import typer
 
 from ragmeter._version import __version__
+from ragmeter.cli.guard import guard_outputs
 from ragmeter.errors import RagmeterError
 
 COMMAND_MODULES = (
@@ -79,6 +80,7 @@ def build_app() -> typer.Typer:
                 continue
             raise
         module.register(app)
+    guard_outputs(app)  # no output option may name a folder or overwrite an input
     return app
 
 

@@ -248,6 +248,11 @@ def _run(cfg: dict[str, Any]) -> str:
     qrels_path, run_path = args
     if qrels_path == "-":
         raise _Usage("QRELS cannot be '-' (only the run may come from stdin)")
+    if cfg["output"]:
+        from ragmeter.io.files import check_outputs
+
+        # before reading: `-o a.run qrels a.run` would replace the run with its evaluation
+        check_outputs({"--output": cfg["output"]}, [qrels_path, run_path])
     if cfg["by_source"] and cfg["format"] not in ("json", "csv"):
         raise _Usage("--by-source needs --format json or --format csv")
     if cfg["by_source"] and cfg["stream"]:

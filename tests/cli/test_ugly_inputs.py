@@ -1,0 +1,229 @@
+"""Every command against ugly input (issue 17, item 22): a table of command × input class.
+
+Each case asserts what docs/conventions.md promises for bad input: no traceback, exit status 2
+(1 only when a gate failed), and exactly one line on stderr that names the offending file (or
+option). Cases run in-process so the whole table stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.cli.world import World, build, jsonl
+from tests.helpers import invoke
+
+BIG = "x" * (10 * 1024 * 1024)  # one 10 MB line
+DEEP = "[" * 20000 + "]" * 20000  # JSON nested 20,000 deep
+
+
+@dataclass(frozen=True)
+class Case:
+    """One hostile input: ``args`` builds the command line, ``names`` what the line must name."""
+
+    id: str
+    args: Callable[[World], list[str]]
+    names: Callable[[World], str] | str
+    code: int = 2
+    owner: str | None = None  # the branch that fixes it (xfail until that branch is merged)
+    lines: int = 1  # stderr lines: `dataset validate` lists every problem, then a count
+
+
+def bad(name: str) -> Callable[[World], str]:
+    return lambda w: name
+
+
+CASES: list[Case] = []
+
+
+def case(id: str, args, names="", code: int = 2, owner: str | None = None, lines: int = 1) -> None:
+    CASES.append(Case(id, args, names if callable(names) else bad(names), code, owner, lines))
+
+
+# -- files that are not there, are folders, or are empty -------------------------------------------
+
+INPUTS = {
+    "trec": lambda w, x: ["trec", w["qrels"], x],
+    "answers": lambda w, x: ["answers", x],
+    "grounded": lambda w, x: ["grounded", "--gold", w["g_gold"], "--trace", x],
+    "judge": lambda w, x: ["judge", x, "-m", "faithfulness", "--no-cache"],
+    "steps": lambda w, x: ["steps", "--reference", w["steps_ref"], "--responses", x],
+    "answer-correctness": lambda w, x: ["answer-correctness", "-i", x, "-o", w.out("ac.tsv")],
+    "ner": lambda w, x: ["ner", w["ner_gold"], x],
+    "classify": lambda w, x: ["classify", w["cls_gold"], x],
+    "link": lambda w, x: ["link", w["link_gold"], x],
+    "agreement": lambda w, x: ["agreement", w["agr_a"], x],
+    "compare": lambda w, x: ["compare", "--per-sample", w["cmp_a"], x],
+    "split": lambda w, x: ["split", x, "--by", "country"],
+    "dataset": lambda w, x: ["dataset", "stats", x],
+    "dataset-validate": lambda w, x: ["dataset", "validate", x],
+    "run": lambda w, x: ["run", x, "--no-store", "--quiet", "--results-dir", w.out("res")],
+    "cache": lambda w, x: ["cache", "stats", "--cache", x],
+}
+# what each command reads as the swapped file: a JSONL reader, a TSV reader, ...
+SUFFIX = {
+    "trec": ".run",
+    "agreement": ".tsv",
+    "classify": ".jsonl",
+    "run": ".yaml",
+    "cache": ".sqlite",
+    "answer-correctness": ".tsv",
+}
+
+for cmd, build_args in INPUTS.items():
+    ext = SUFFIX.get(cmd, ".jsonl")
+    case(
+        f"{cmd}-missing",
+        lambda w, b=build_args, e=ext: b(w, str(w.root / f"nope{e}")),
+        f"nope{ext}",
+        lines=2 if cmd == "dataset-validate" else 1,
+    )
+    case(
+        f"{cmd}-directory",
+        lambda w, b=build_args, e=ext: b(w, w.folder(f"folder{e}")),
+        f"folder{ext}",
+        lines=2 if cmd == "dataset-validate" else 1,
+    )
+    if cmd != "cache":
+        case(
+            f"{cmd}-empty",
+            lambda w, b=build_args, e=ext: b(w, w.write(f"empty{e}", "")),
+            "empty",
+            lines=2 if cmd == "dataset-validate" else 1,
+        )
+    case(
+        f"{cmd}-non-utf8",
+        lambda w, b=build_args, e=ext: b(w, w.write(f"latin1{e}", b'{"id": "caf\xe9"}\n')),
+        "latin1",
+        lines=2 if cmd == "dataset-validate" else 1,
+    )
+    case(
+        f"{cmd}-binary",
+        lambda w, b=build_args, e=ext: b(w, w.write(f"binary{e}", bytes(range(256)) * 4)),
+        "binary",
+        lines=2 if cmd == "dataset-validate" else 1,
+    )
+
+
+# -- output paths: a folder, under a file, or one of the inputs ------------------------------------
+
+# command line with the output option last; ``inp`` is the input the same-file case overwrites
+OUTPUTS = {
+    "trec-o": (lambda w, o: ["trec", "-o", o, w["qrels"], w["run"]], "run"),
+    "answers-output": (lambda w, o: ["answers", w["answers"], "--output", o], "answers"),
+    "answers-per-sample": (lambda w, o: ["answers", w["answers"], "--per-sample", o], "answers"),
+    "grounded-output": (
+        lambda w, o: ["grounded", "--gold", w["g_gold"], "--trace", w["g_trace"], "--output", o],
+        "g_trace",
+    ),
+    "grounded-details": (
+        lambda w, o: ["grounded", "--gold", w["g_gold"], "--trace", w["g_trace"], "--details", o],
+        "g_gold",
+    ),
+    "judge-output": (
+        lambda w, o: ["judge", w["judge"], "-m", "faithfulness", "--no-cache", "--output", o],
+        "judge",
+    ),
+    "judge-per-sample": (
+        lambda w, o: ["judge", w["judge"], "-m", "faithfulness", "--no-cache", "--per-sample", o],
+        "judge",
+    ),
+    "steps-o": (
+        lambda w, o: [
+            "steps",
+            "--reference",
+            w["steps_ref"],
+            "--responses",
+            w["steps_resp"],
+            "-o",
+            o,
+        ],
+        "steps_resp",
+    ),
+    "steps-aggregates": (
+        lambda w, o: [
+            "steps",
+            "--reference",
+            w["steps_ref"],
+            "--responses",
+            w["steps_resp"],
+            "--aggregates",
+            o,
+        ],
+        "steps_ref",
+    ),
+    "answer-correctness-o": (
+        lambda w, o: ["answer-correctness", "-i", w["ac_in"], "-o", o],
+        "ac_in",
+    ),
+    "ner-o": (lambda w, o: ["ner", w["conll_gold"], w["conll_pred"], "-o", o], "conll_gold"),
+    "classify-o": (lambda w, o: ["classify", w["cls_gold"], w["cls_pred"], "-o", o], "cls_pred"),
+    "link-o": (lambda w, o: ["link", w["link_gold"], w["link_pred"], "-o", o], "link_gold"),
+    "compare-o": (
+        lambda w, o: ["compare", "--per-sample", w["cmp_a"], w["cmp_b"], "-o", o],
+        "cmp_b",
+    ),
+    "split-o": (lambda w, o: ["split", w["gold"], "--by", "country", "-o", o], "gold"),
+    "run-results-dir": (
+        lambda w, o: ["run", w["config"], "--no-store", "--quiet", "--results-dir", o],
+        None,
+    ),
+    "report-o": (lambda w, o: ["report", "latest", "--store", w["store"], "-o", o], "store_file"),
+    "runs-export-o": (
+        lambda w, o: ["runs", "export", w.run_id, "--store", w["store"], "-o", o],
+        "store_file",
+    ),
+    "cache-export": (lambda w, o: ["cache", "export", o, "--cache", w["cache"]], "cache"),
+}
+
+for name, (build_out, inp) in OUTPUTS.items():
+    directory = name != "run-results-dir"  # a results folder may of course be a folder
+    if directory:
+        case(
+            f"{name}-is-a-directory",
+            lambda w, b=build_out, n=name: b(w, w.folder(f"outdir-{n}")),
+            lambda w, n=name: f"outdir-{n}",
+        )
+    case(
+        f"{name}-under-a-file",
+        lambda w, b=build_out, n=name: b(w, os.path.join(w.write(f"plain-{n}", "x"), "out")),
+        lambda w, n=name: f"plain-{n}",
+    )
+    if inp is not None:
+        case(
+            f"{name}-is-an-input",
+            lambda w, b=build_out, i=inp: b(w, w[i]),
+            lambda w, i=inp: os.path.basename(w[i]),
+        )
+
+
+@pytest.fixture(scope="session")
+def world(tmp_path_factory: pytest.TempPathFactory) -> World:
+    return build(tmp_path_factory.mktemp("ugly"))
+
+
+def _param(c: Case):
+    marks = []
+    if c.owner:
+        marks.append(pytest.mark.xfail(strict=True, reason=f"fixed on branch {c.owner}"))
+    return pytest.param(c, id=c.id, marks=marks)
+
+
+@pytest.mark.parametrize("c", [_param(c) for c in CASES])
+def test_ugly_input(c: Case, world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(world.root)
+    # an LLM that is configured but never reached: bad input is found before any call
+    monkeypatch.setenv("RAGMETER_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("RAGMETER_LLM_MODEL", "judge-model")
+    res = invoke(*c.args(world))
+    err = res.stderr
+    assert "Traceback" not in err, err
+    if c.code == 0:
+        assert res.code == 0, err
+        return
+    assert (res.code, err.count("\n")) == (c.code, c.lines), err
+    assert c.names(world) in err.splitlines()[0], err
