@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.world import World, build, jsonl
+from tests.cli.world import World, build
 from tests.helpers import invoke
 
 BIG = "x" * (10 * 1024 * 1024)  # one 10 MB line
@@ -107,6 +107,65 @@ for cmd, build_args in INPUTS.items():
         "binary",
         lines=2 if cmd == "dataset-validate" else 1,
     )
+
+
+# -- contents: garbage, 20,000-deep JSON, a 10 MB line, a stray byte, BOM and CRLF ---------------
+
+# the valid file each command's swapped input replaces (the ugly variants are built from it)
+VALID = {
+    "trec": "run",
+    "answers": "answers",
+    "grounded": "g_trace",
+    "judge": "judge",
+    "steps": "steps_resp",
+    "answer-correctness": "ac_in",
+    "ner": "ner_pred",
+    "classify": "cls_pred",
+    "link": "link_pred",
+    "agreement": "agr_b",
+    "compare": "cmp_b",
+    "split": "gold",
+    "dataset": "gold",
+    "dataset-validate": "gold",
+    "run": "config",
+}
+# commands that would call the (unreachable) LLM on valid input: no success cases for them
+NEEDS_LLM = {"judge", "answer-correctness"}
+
+
+def _valid(w: World, key: str) -> bytes:
+    return Path(w[key]).read_bytes()
+
+
+def _stray_byte(data: bytes) -> bytes:
+    """The valid file with a Latin-1 é in its last line (valid up to there)."""
+    head, _, last = data.rstrip(b"\n").rpartition(b"\n")
+    return (head + b"\n" if head else b"") + last[:-2] + b"\xe9" + last[-2:] + b"\n"
+
+
+CONTENTS: dict[str, tuple[Callable[[bytes], bytes], int]] = {
+    "garbage": (lambda d: b"this is not what was expected\n", 2),
+    "deep-json": (lambda d: DEEP.encode() + b"\n", 2),
+    "10mb-line": (lambda d: d + BIG.encode() + b"\n", 2),
+    "stray-byte": (_stray_byte, 2),
+    "bom-crlf": (lambda d: b"\xef\xbb\xbf" + d.replace(b"\n", b"\r\n"), 0),
+}
+
+for cmd, key in VALID.items():
+    ext = SUFFIX.get(cmd, ".jsonl")
+    for kind, (make, code) in CONTENTS.items():
+        if (code == 0 and cmd in NEEDS_LLM) or (cmd, kind) == ("run", "10mb-line"):
+            continue  # (PyYAML takes 13 s over a 10 MB line; the config owner bounds that)
+        case(
+            f"{cmd}-{kind}",
+            lambda w, b=INPUTS[cmd], k=key, m=make, n=f"{kind}-{cmd}{ext}": b(
+                w, w.write(n, m(_valid(w, k)))
+            ),
+            f"{kind}-{cmd}{ext}",
+            code,
+            owner="hard-cli" if (cmd, kind) == ("run", "deep-json") else None,
+            lines=2 if cmd == "dataset-validate" else 1,
+        )
 
 
 # -- output paths: a folder, under a file, or one of the inputs ------------------------------------

@@ -36,14 +36,14 @@ GOLD = [
 RUN_CONFIG = """\
 project: ugly
 dataset:
-  path: gold.jsonl
+  path: {root}/gold.jsonl
 systems:
   - name: base
-    outputs: {answers: outputs/base.jsonl}
+    outputs: {{answers: {root}/outputs/base.jsonl}}
   - name: good
-    outputs: {answers: outputs/good.jsonl}
+    outputs: {{answers: {root}/outputs/good.jsonl}}
 tasks:
-  answers: {metrics: [em, f1]}
+  answers: {{metrics: [em, f1]}}
 stratify_by: [country]
 """
 
@@ -190,7 +190,7 @@ def build(root: Path) -> World:
     good = [{"id": f"s{i}-q1", "answer": f"answer {i}"} for i in range(8)]
     put("out_base", "outputs/base.jsonl", jsonl(base))
     put("out_good", "outputs/good.jsonl", jsonl(good))
-    put("config", "ragmeter.yaml", RUN_CONFIG)
+    put("config", "ragmeter.yaml", RUN_CONFIG.format(root=root))
     f["store"] = f"sqlite:///{root / 'runs.db'}"
     f["store_file"] = str(root / "runs.db")
     from tests.helpers import invoke
