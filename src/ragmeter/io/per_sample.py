@@ -50,16 +50,15 @@ class PerSampleFile:
 def _number(value: Any, *, path: str, line: int | None, what: str) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool):
-        return 1.0 if value else 0.0
-    if not isinstance(value, (int, float)):
+    # a boolean is no score: `true` is as likely a flag as a 1.0 (issue 17)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(
             f"{what} is {json.dumps(value, ensure_ascii=False)[:60]} (expected a number or null)",
             path=path,
             line=line,
         )
     v = float(value)
-    if not math.isfinite(v):  # pragma: no cover - JSON readers reject NaN already
+    if not math.isfinite(v):  # 1e309 parses as infinity; NaN and Infinity are refused earlier
         raise InputError(f"{what} is not finite (expected a number or null)", path=path, line=line)
     return v
 
@@ -245,8 +244,8 @@ def read_per_sample(path: PathLike, *, id_key: str = "id") -> PerSampleFile:
     if stripped.startswith("{"):
         try:
             doc = json.loads(text, parse_constant=_reject)
-        except json.JSONDecodeError:
-            doc = None  # several objects: JSON Lines
+        except (json.JSONDecodeError, RecursionError):
+            doc = None  # several objects (JSON Lines), or too deep: the line reader says where
         except ValueError as exc:
             raise InputError(str(exc), path=name, line=_constant_line(text)) from None
         if isinstance(doc, dict) and id_key not in doc:
