@@ -25,7 +25,7 @@ from typing import Any
 from ragmeter import status as st
 from ragmeter.errors import InputError
 from ragmeter.io.files import PathLike, display_name, open_binary
-from ragmeter.io.jsonl import iter_jsonl
+from ragmeter.io.jsonl import finite_float, iter_jsonl
 
 __all__ = ["PerSampleFile", "read_per_sample"]
 
@@ -243,7 +243,7 @@ def read_per_sample(path: PathLike, *, id_key: str = "id") -> PerSampleFile:
     out = PerSampleFile(name, "")
     if stripped.startswith("{"):
         try:
-            doc = json.loads(text, parse_constant=_reject)
+            doc = json.loads(text, parse_constant=_reject, parse_float=finite_float)
         except (json.JSONDecodeError, RecursionError):
             doc = None  # several objects (JSON Lines), or too deep: the line reader says where
         except ValueError as exc:
