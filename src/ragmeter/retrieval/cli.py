@@ -191,8 +191,11 @@ def _parse(argv: Sequence[str]) -> dict[str, Any]:
             cfg["output"] = value
         elif flag == "--format":
             cfg["format"] = _choice(value, "--format", ("trec", "json", "csv", "ultrarag"))
+            cfg["format_given"] = True
+            _no_contradiction(cfg)
         elif flag == "--json":
-            cfg["format"] = "json"
+            cfg["json"] = True
+            _no_contradiction(cfg)
         elif flag == "--names":
             cfg["names"] = _choice(value, "--names", ("as-requested", "trec", "ir"))
         elif flag == "--digits":
@@ -235,6 +238,16 @@ def _parse(argv: Sequence[str]) -> dict[str, Any]:
             cfg["quiet"] = True
     cfg["args"] = args
     return cfg
+
+
+def _no_contradiction(cfg: dict[str, Any]) -> None:
+    """``--json`` is ``--format json``; with another ``--format`` it is a contradiction that is
+    refused (as every ragmeter command does), whichever flag comes first."""
+    if not cfg.get("json"):
+        return
+    if cfg.get("format_given") and cfg["format"] != "json":
+        raise _Usage(f"--json and --format {cfg['format']} contradict each other")
+    cfg["format"] = "json"
 
 
 def _run(cfg: dict[str, Any]) -> str:
