@@ -131,7 +131,9 @@ def load_yaml_or_json(path: PathLike, *, expected: str = "YAML or JSON") -> Loca
         raise InputError(f"empty file (expected {expected})", path=name)
     if os.fspath(path).lower().endswith(".json"):
         try:
-            return Located(json.loads(text, parse_constant=_reject_constant, parse_float=finite_float), name)
+            return Located(
+                json.loads(text, parse_constant=_reject_constant, parse_float=finite_float), name
+            )
         except ValueError as exc:
             raise _json_error(exc, name, expected) from None
     return _load_yaml(text, name)

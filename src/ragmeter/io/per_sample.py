@@ -260,10 +260,15 @@ def read_per_sample(path: PathLike, *, id_key: str = "id") -> PerSampleFile:
 
 
 def _constant_line(text: str) -> int | None:
-    """The line of the first NaN or Infinity token (for the message)."""
+    """The line of the first NaN or Infinity token, or number too large for a double such as
+    ``1e309`` (for the message)."""
     import re
 
-    m = re.search(r"(?<![\w\"])-?(NaN|Infinity)(?![\w\"])", text)
+    m = re.search(
+        r"(?<![\w\"])-?(NaN|Infinity|\d+(\.\d*)?[eE]\+?0*(309|3[1-9]\d|[4-9]\d\d|\d{4,}))"
+        r"(?![\w\"])",
+        text,
+    )
     return text.count("\n", 0, m.start()) + 1 if m else None
 
 

@@ -61,11 +61,7 @@ def _is_id(value: Any) -> bool:
 
 def _is_number(value: Any) -> bool:
     # finite only: JSON's 1e309 parses as infinity, which no token count or time can be
-    return (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-    )
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _type_name(value: Any) -> str:
