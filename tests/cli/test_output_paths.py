@@ -53,14 +53,18 @@ def test_atomic_write_keeps_the_mode_of_a_file_it_replaces(tmp_path, umask):
 
 
 def test_atomic_write_refuses_a_folder_and_a_path_below_a_file(tmp_path):
-    with pytest.raises(InputError, match=r"is a folder \(expected a file path\)"):
-        with atomic_write(tmp_path) as fh:
-            fh.write("x")
+    with (
+        pytest.raises(InputError, match=r"is a folder \(expected a file path\)"),
+        atomic_write(tmp_path) as fh,
+    ):
+        fh.write("x")
     plain = tmp_path / "plain.txt"
     plain.write_text("keep")
-    with pytest.raises(InputError, match=r"plain.txt is not a folder"):
-        with atomic_write(plain / "sub" / "out.txt") as fh:
-            fh.write("x")
+    with (
+        pytest.raises(InputError, match=r"plain.txt is not a folder"),
+        atomic_write(plain / "sub" / "out.txt") as fh,
+    ):
+        fh.write("x")
     assert plain.read_text() == "keep" and os.listdir(tmp_path) == ["plain.txt"]
 
 

@@ -9,7 +9,6 @@ as lines of the same shape (``strict=True`` turns them into errors).
 from __future__ import annotations
 
 import math
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
