@@ -536,6 +536,81 @@ GOLD_UGLY = [
 for cid, build_args, named, code, owner in SPECIFIC:
     case(cid, build_args, named, code, owner)
 
+# -- duplicate ids (refused with both lines) and ids in any script (accepted) -------------------
+
+U = "ид-é-🎉\u200b"  # Cyrillic, an accent, an emoji and a zero-width space in one id
+DUPLICATES = {
+    "answers": lambda w, t: ["answers", w.write("dup-answers.jsonl", t)],
+    "grounded": lambda w, t: [
+        "grounded",
+        "--gold",
+        w.write("dup-grounded.jsonl", t),
+        "--trace",
+        w["g_trace"],
+    ],
+    "agreement": lambda w, t: ["agreement", w.write("dup-agreement.tsv", t), w["agr_b"]],
+    "classify": lambda w, t: ["classify", w["cls_gold"], w.write("dup-classify.jsonl", t)],
+    "link": lambda w, t: ["link", w.write("dup-link.jsonl", t), w["link_pred"]],
+    "split": lambda w, t: ["split", w.write("dup-split.jsonl", t), "--by", "country"],
+    "ner": lambda w, t: ["ner", w.write("dup-ner.jsonl", t), w["ner_pred"]],
+}
+DUPLICATE_TEXT = {
+    "answers": jsonl([{"id": U, "golden_answers": ["a"], "pred_answer": "a"}] * 2),
+    "grounded": jsonl(
+        [{"qid": U, "answerable": True, "gold_claim_substr": [], "gold_citations": []}] * 2
+    ),
+    "agreement": f"id\tlabel\n{U}\tx\n{U}\ty\n",
+    "classify": jsonl([{"id": "i1", "label": "A"}, {"id": "i1", "label": "B"}]),
+    "link": jsonl([{"mention_id": U, "kb_id": "Q1"}, {"mention_id": U, "kb_id": "Q2"}]),
+    "split": jsonl([{"id": U, "strata": {"country": "NL"}, "qa_pairs": []}] * 2),
+    "ner": jsonl([{"id": U, "text": T, "ner_annotations": []}] * 2),
+}
+for cmd, build_args in DUPLICATES.items():
+    case(
+        f"{cmd}-duplicate-id",
+        lambda w, b=build_args, t=DUPLICATE_TEXT[cmd]: b(w, t),
+        lambda w, c=cmd: f"dup-{c}.",
+    )
+
+UNICODE = {
+    "answers": lambda w: [
+        "answers",
+        w.write(
+            "u-ans.jsonl", jsonl([{"id": U, "golden_answers": ["Ñandú"], "pred_answer": "ñandú"}])
+        ),
+    ],
+    "compare": lambda w: [
+        "compare",
+        "--per-sample",
+        w.write("u-a.jsonl", jsonl([{"id": U + str(i), "f1": i / 4} for i in range(4)])),
+        w.write("u-b.jsonl", jsonl([{"id": U + str(i), "f1": i / 5} for i in range(4)])),
+    ],
+    "classify": lambda w: [
+        "classify",
+        w.write("u-g.tsv", f"id\tlabel\n{U}\tÄ\n"),
+        w.write("u-p.jsonl", jsonl([{"id": U, "label": "Ä"}])),
+    ],
+    "link": lambda w: [
+        "link",
+        w.write("u-lg.jsonl", jsonl([{"mention_id": U, "kb_id": "Q1"}])),
+        w.write("u-lp.jsonl", jsonl([{"mention_id": U, "candidates": ["Q1"]}])),
+    ],
+    "split": lambda w: [
+        "split",
+        w.write(
+            "u-split.jsonl",
+            jsonl(
+                [{"id": f"{U}{i}", "strata": {"land": "Ελλάδα"}, "qa_pairs": []} for i in range(6)]
+            ),
+        ),
+        "--by",
+        "land",
+    ],
+}
+for cmd, build_args in UNICODE.items():
+    case(f"{cmd}-unicode-ids", build_args, code=0)
+
+
 # -- an unusable results store: a folder, a text file, random bytes ------------------------------
 
 STORE_COMMANDS = {
