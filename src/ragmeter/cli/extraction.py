@@ -15,6 +15,7 @@ from typing import Any
 import typer
 
 from ragmeter.errors import InputError, UsageError
+from ragmeter.io.unannotated import drop_unannotated
 
 _FORMATS = ("brat", "conll", "heritage")
 
@@ -110,39 +111,6 @@ def _load_spans(path: str, fmt: str, *, role: str, opts: dict[str, Any]):
         on_offset_mismatch=opts["on_offset_mismatch"],
         offset_unit=opts["offset_unit"],
     )
-
-
-def _drop_unannotated(gold_corpus: Any, pred_corpus: Any, gold: str) -> list[str]:
-    """Leave out gold records without ``ner_annotations``, as the runner does; return warnings.
-
-    An absent key is not an empty list: ``"ner_annotations": []`` is a document with no
-    entities (every prediction spurious), a record without the key is not annotated for NER
-    (a QA-only sample of a shared gold set) and is no document of the task, on either side.
-    """
-    from ragmeter.io.heritage import _KEYS_META
-
-    absent = [
-        doc_id
-        for doc_id, doc in gold_corpus.documents.items()
-        if "ner_annotations" not in (doc.meta.get(_KEYS_META) or ("ner_annotations",))
-    ]
-    if not absent:
-        return []
-    if len(absent) == len(gold_corpus.documents):
-        raise InputError(
-            "no record has ner_annotations (expected a list on each record annotated for NER; "
-            "[] for a document without entities)",
-            path=gold,
-        )
-    for corpus in (gold_corpus, pred_corpus):
-        for doc_id in absent:
-            corpus.documents.pop(doc_id, None)
-            corpus.spans.pop(doc_id, None)
-    shown = ", ".join(repr(d) for d in absent[:5]) + (", ..." if len(absent) > 5 else "")
-    return [
-        f"{gold}: {len(absent)} record(s) without ner_annotations not scored ({shown}); "
-        'give "ner_annotations": [] for a document without entities'
-    ]
 
 
 def _ner_tables(report, *, per_document: bool, token_report=None) -> None:
@@ -451,7 +419,7 @@ def register(app: typer.Typer) -> None:
                 gc, grep = _load_spans(gold, fmt_, role="gold", opts=lo)
                 pc, prep = _load_spans(pred, fmt_, role="pred", opts=lo)
                 if fmt_ == "heritage":
-                    _warn_lines(_drop_unannotated(gc, pc, gold))
+                    _warn_lines(drop_unannotated([gc, pc], [gold, pred]))
                 report = evaluate_ner(gc, pc, on_offset_mismatch=on_offset_mismatch, **options)
                 report.reports["load"] = {"gold": grep.to_dict(), "pred": prep.to_dict()}
                 report.settings["files"] = {"gold": gold, "pred": pred, "format": fmt_}
@@ -654,6 +622,8 @@ def register(app: typer.Typer) -> None:
             }
             gc, _ = _load_spans(gold, fmt_, role="gold", opts=lo)
             pc, _ = _load_spans(pred, fmt_, role="pred", opts=lo)
+            if fmt_ == "heritage":
+                _warn_lines(drop_unannotated([gc, pc], [gold, pred]))
             rep = evaluate_linking_e2e(
                 gc,
                 pc,
@@ -805,6 +775,8 @@ def register(app: typer.Typer) -> None:
                 n: _load_spans(f, fmt_, role="gold", opts=lo)[0]
                 for n, f in zip(ann_names, files, strict=True)
             }
+            if fmt_ == "heritage":
+                _warn_lines(drop_unannotated(list(corpora.values()), list(files), sides=len(files)))
             span_rep = ag.span_agreement(corpora, schemas=_split(schemas))
         _warn_lines(span_rep.warnings)
         if as_json:
