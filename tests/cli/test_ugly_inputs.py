@@ -482,7 +482,32 @@ SPECIFIC: list[tuple[str, Callable[[World], list[str]], str, int, str | None]] =
         2,
         None,
     ),
+    (
+        "serve-host-that-does-not-resolve",
+        lambda w: ["serve", "--store", w["store"], "--host", "999.1.1.1"],
+        "check --host",
+        2,
+        None,
+    ),
+    ("metrics-unknown-task", lambda w: ["metrics", "nosuchtask"], "'nosuchtask'", 2, None),
     # fixed on other branches (xfail until merged)
+    *(
+        (
+            f"gate-threshold-{x}",
+            lambda w, x=x: ["gate", w.run_id, "--store", w["store"], "--rule", f"answers.em>={x}"],
+            "",  # the wording is the gate owner's: exit 2 and one line are what is asserted
+            2,
+            "hard-store",
+        )
+        for x in ("nan", "inf", "1e309")
+    ),
+    (
+        "answers-usage-error",
+        lambda w: ["answers"],
+        "INPUT.jsonl",
+        2,
+        "hard-cli",
+    ),
     (
         "trec-qrels-huge-grade",
         lambda w: ["trec", w.write("huge.qrels", "q1 0 d1 99999999999999999999999\n"), w["run"]],

@@ -162,7 +162,13 @@ def _check_port(host: str, port: int) -> None:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.bind((host, port))
     except OSError as exc:
+        import errno
+
+        # only a taken port is cured by another --port; an address that does not resolve or
+        # is not this machine's needs another --host
+        taken = exc.errno in (errno.EADDRINUSE, errno.EACCES)
+        hint = "pick another --port" if taken else "check --host (an address of this machine)"
         raise UsageError(
-            f"cannot listen on {host}:{port} ({exc.strerror or exc}); pick another --port",
+            f"cannot listen on {host}:{port} ({exc.strerror or exc}); {hint}",
             command="serve",
         ) from None
