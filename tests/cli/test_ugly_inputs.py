@@ -191,6 +191,10 @@ OUTPUTS = {
         lambda w, o: ["judge", w["judge"], "-m", "faithfulness", "--no-cache", "--per-sample", o],
         "judge",
     ),
+    "judge-ledger": (
+        lambda w, o: ["judge", w["judge"], "-m", "faithfulness", "--no-cache", "--ledger", o],
+        "judge",
+    ),
     "steps-o": (
         lambda w, o: [
             "steps",
