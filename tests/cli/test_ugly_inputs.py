@@ -240,11 +240,28 @@ OUTPUTS = {
         lambda w, o: ["runs", "export", w.run_id, "--store", w["store"], "-o", o],
         "store_file",
     ),
+    "judge-cache": (
+        lambda w, o: ["judge", w["judge"], "-m", "faithfulness", "--cache", o],
+        "judge",
+    ),
+    "run-cache-dir": (
+        lambda w, o: [
+            "run",
+            w["config"],
+            "--no-store",
+            "--quiet",
+            "--results-dir",
+            w.out("rc"),
+            "--cache-dir",
+            o,
+        ],
+        None,
+    ),
     "cache-export": (lambda w, o: ["cache", "export", o, "--cache", w["cache"]], "cache"),
 }
 
 for name, (build_out, inp) in OUTPUTS.items():
-    directory = name != "run-results-dir"  # a results folder may of course be a folder
+    directory = name not in ("run-results-dir", "run-cache-dir")  # folders may be folders
     if directory:
         case(
             f"{name}-is-a-directory",

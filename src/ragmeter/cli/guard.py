@@ -1,8 +1,9 @@
 """The output guard every command runs before its own code: outputs never destroy inputs.
 
 A command's output options are recognised by name (``--output``/``-o``, ``--per-sample``,
-``--details``, ``--ledger``, ``--aggregates``, ``--out-file``, ``--results-dir`` and ``cache
-export``'s OUT); every other argument that names an existing file, or a ``sqlite:///`` store, is
+``--details``, ``--ledger``, ``--aggregates``, ``--out-file``, ``--results-dir``, ``cache
+export``'s OUT, and the caches ``--cache``/``--cache-dir``, which are written too); every other
+argument that names an existing file, or a ``sqlite:///`` store, is
 an input. The check (:func:`ragmeter.io.files.check_outputs`) runs before the command reads
 anything, so ``ragmeter split gold.jsonl -o gold.jsonl`` stops with one line and the gold set
 untouched (issue 17). ``ragmeter trec`` does not go through typer and calls the same check.
@@ -29,8 +30,11 @@ OUTPUT_PARAMS = {
     "out_file": "--out-file",
     "out": "OUT",
     "results_dir": "--results-dir",
+    # written as well as read: the judge's cache file and the runner's task cache
+    "cache": "--cache",
+    "cache_dir": "--cache-dir",
 }
-FOLDER_PARAMS = frozenset({"--results-dir"})
+FOLDER_PARAMS = frozenset({"--results-dir", "--cache-dir"})
 SQLITE = "sqlite:///"
 
 
