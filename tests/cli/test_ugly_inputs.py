@@ -511,6 +511,30 @@ SPECIFIC: list[tuple[str, Callable[[World], list[str]], str, int, str | None]] =
         None,
     ),
     ("metrics-unknown-task", lambda w: ["metrics", "nosuchtask"], "'nosuchtask'", 2, None),
+    *(
+        (
+            f"{'-'.join(cmd)}-unknown-run",
+            lambda w, cmd=cmd: [*cmd, "nosuchrun", "--store", w["store"]],
+            "no run 'nosuchrun'",
+            2,
+            None,
+        )
+        for cmd in (("gate",), ("runs", "show"), ("runs", "export"), ("report",), ("compare",))
+    ),
+    (
+        "gate-unknown-metric",
+        lambda w: ["gate", w.run_id, "--store", w["store"], "--rule", "answers.nosuch>=0.5"],
+        "unknown answers metric 'nosuch'",
+        2,
+        None,
+    ),
+    (
+        "runs-list-no-store",
+        lambda w: ["runs", "list", "--store", f"sqlite:///{w.root / 'ugly' / 'none.db'}"],
+        "no results store",
+        2,
+        None,
+    ),
     # fixed on other branches (xfail until merged)
     *(
         (
