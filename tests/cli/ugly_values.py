@@ -21,6 +21,13 @@ def elapsed_1e309(w: World) -> list[str]:
     return ["steps", "--reference", w["steps_ref"], "--responses", w.write("elapsed.jsonl", data)]
 
 
+def brat(w: World, folder: str, text: bytes) -> str:
+    """A BRAT folder with one document whose text is ``text`` (one MUS span at 4-9)."""
+    w.write(f"{folder}/d1.txt", text)
+    w.write(f"{folder}/d1.ann", "T1\tMUS 4 9\tRijks\n")
+    return str(w.root / "ugly" / folder)
+
+
 def cmp_file(name: str, text: str) -> Callable[[World], list[str]]:
     return lambda w: ["compare", "--per-sample", w["cmp_a"], w.write(name, text)]
 
@@ -104,6 +111,33 @@ SPECIFIC: list[tuple[str, Callable[[World], list[str]], str, int, str | None]] =
         "agreement-non-utf8-tsv",
         lambda w: ["agreement", w.write("rl.tsv", b"id\tlabel\ni1\tx\ni2\tcaf\xe9\n"), w["agr_a"]],
         "rl.tsv:3: not valid UTF-8",
+        2,
+        None,
+    ),
+    (
+        "ner-non-utf8-conll",
+        lambda w: ["ner", w["conll_gold"], w.write("l1.conll", b"Het O\nRijks\xe9 B-MUS\n")],
+        "l1.conll:2: not valid UTF-8",
+        2,
+        None,
+    ),
+    (
+        "ner-non-utf8-brat-text",
+        lambda w: ["ner", brat(w, "bg", b"Het Rijks"), brat(w, "bp", b"Het Rijk\xe9")],
+        "bp/d1.txt:1: not valid UTF-8",
+        2,
+        None,
+    ),
+    (
+        "steps-non-utf8-reference-yaml",
+        lambda w: [
+            "steps",
+            "--reference",
+            w.write("lref.yaml", _valid(w, "steps_ref").replace(b"\n", b" caf\xe9\n", 1)),
+            "--responses",
+            w["steps_resp"],
+        ],
+        "lref.yaml:1: not valid UTF-8",
         2,
         None,
     ),
