@@ -363,7 +363,13 @@ def score(
             continue
         if not isinstance(qid, str):
             raise InputError(f"qid is {_show(qid)} (expected a string)", **where)
-        aj = row.get("answer_json") or {}
+        aj = row.get("answer_json")
+        if aj is None:
+            # a trace line without its answer is bad input, not a shipped empty claim that
+            # would fail the gates (exit 1) while the real fault went unnamed (issue 17)
+            raise InputError(
+                "no answer_json (expected an object with claim and citations)", **where
+            )
         if not isinstance(aj, Mapping):
             raise InputError(f"answer_json is {_show(aj)} (expected an object)", **where)
         claim = aj.get("claim")

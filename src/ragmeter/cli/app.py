@@ -15,6 +15,7 @@ from typing import Any
 import typer
 
 from ragmeter._version import __version__
+from ragmeter.cli.guard import guard_outputs
 from ragmeter.errors import RagmeterError
 
 COMMAND_MODULES = (
@@ -83,6 +84,7 @@ def build_app() -> typer.Typer:
                 continue
             raise
         module.register(app)
+    guard_outputs(app)  # no output option may name a folder or overwrite an input
     return app
 
 

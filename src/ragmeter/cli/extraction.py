@@ -14,7 +14,8 @@ from typing import Any
 
 import typer
 
-from ragmeter.errors import UsageError
+from ragmeter.errors import InputError, UsageError
+from ragmeter.io.unannotated import drop_unannotated
 
 _FORMATS = ("brat", "conll", "heritage")
 
@@ -212,7 +213,6 @@ def _check_label_files(
 ) -> None:
     """The first problem the engine would refuse, as ``FILE:LINE``: an invalid gold label, a
     gold item without a prediction, a prediction for no gold item (in file order)."""
-    from ragmeter.errors import InputError
 
     if prof is not None and invalid == "error":
         vocab = set(prof.vocabulary)
@@ -243,6 +243,28 @@ def _check_label_files(
                     path=p.path,
                     line=p.lines.get(item),
                 )
+
+
+def _refuse_non_finite(label_file: Any, level: str) -> None:
+    """A rating of ``nan``, ``inf`` or ``1e309`` (which reads as infinity) is bad input.
+
+    A distance between ratings on a numeric scale is undefined for them (numpy would warn and
+    the coefficient would be NaN), so they are refused with the line, as NaN in JSON is.
+    """
+    import math
+
+    for item, value in label_file.labels.items():
+        try:
+            number = float(value)
+        except ValueError:
+            continue  # a text category (ordinal with --categories)
+        if not math.isfinite(number):
+            raise InputError(
+                f"rating {value!r} of item '{item}' is not a finite number (expected a finite "
+                f"number for --level {level})",
+                path=label_file.path,
+                line=label_file.lines.get(item),
+            )
 
 
 def _numeric_order(ratings: dict[str, dict[str, Any]], cmd: str) -> list[str]:
@@ -396,6 +418,8 @@ def register(app: typer.Typer) -> None:
                 }
                 gc, grep = _load_spans(gold, fmt_, role="gold", opts=lo)
                 pc, prep = _load_spans(pred, fmt_, role="pred", opts=lo)
+                if fmt_ == "heritage":
+                    _warn_lines(drop_unannotated([gc, pc], [gold, pred]))
                 report = evaluate_ner(gc, pc, on_offset_mismatch=on_offset_mismatch, **options)
                 report.reports["load"] = {"gold": grep.to_dict(), "pred": prep.to_dict()}
                 report.settings["files"] = {"gold": gold, "pred": pred, "format": fmt_}
@@ -598,6 +622,8 @@ def register(app: typer.Typer) -> None:
             }
             gc, _ = _load_spans(gold, fmt_, role="gold", opts=lo)
             pc, _ = _load_spans(pred, fmt_, role="pred", opts=lo)
+            if fmt_ == "heritage":
+                _warn_lines(drop_unannotated([gc, pc], [gold, pred]))
             rep = evaluate_linking_e2e(
                 gc,
                 pc,
@@ -705,7 +731,8 @@ def register(app: typer.Typer) -> None:
 
             ratings: dict[str, dict[str, Any]] = {}
             for name, f in zip(ann_names, files, strict=True):
-                labels = read_labels(f).labels
+                label_file = read_labels(f)
+                labels = label_file.labels
                 if level in ("interval", "ratio"):
                     try:
                         labels = {i: float(v) for i, v in labels.items()}
@@ -713,6 +740,8 @@ def register(app: typer.Typer) -> None:
                         raise UsageError(
                             f"--level {level} needs numeric labels ({exc})", command=cmd
                         ) from None
+                if level != "nominal":
+                    _refuse_non_finite(label_file, level)
                 ratings[name] = labels
             cats = _split(categories) or None
             if cats is None and level == "ordinal":
@@ -750,6 +779,8 @@ def register(app: typer.Typer) -> None:
                 n: _load_spans(f, fmt_, role="gold", opts=lo)[0]
                 for n, f in zip(ann_names, files, strict=True)
             }
+            if fmt_ == "heritage":
+                _warn_lines(drop_unannotated(list(corpora.values()), list(files), sides=len(files)))
             span_rep = ag.span_agreement(corpora, schemas=_split(schemas))
         _warn_lines(span_rep.warnings)
         _write_output(output, span_rep.to_dict())

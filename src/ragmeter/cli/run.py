@@ -322,8 +322,10 @@ def register(app: typer.Typer) -> None:
         from ragmeter.io.files import atomic_write
         from ragmeter.io.jsonutil import dumps
 
-        if as_json:
-            fmt = "json"
+        if as_json and fmt != "json":  # as `answers` does: a contradiction is not resolved
+            raise UsageError(
+                f"--json and --format {fmt} contradict each other", command="runs export"
+            )
         if fmt not in ("json", "parquet"):
             raise UsageError(
                 f"unknown format {fmt!r} (expected json or parquet)", command="runs export"

@@ -14,12 +14,15 @@ from ragmeter.errors import InputError
 __all__ = [
     "GZIP_MAGIC",
     "atomic_write",
+    "check_output",
+    "check_outputs",
     "check_regular_file",
     "display_name",
     "open_binary",
     "open_text",
     "read_text",
     "sha256_file",
+    "shared_mode",
     "stdin_bytes",
 ]
 
@@ -105,11 +108,52 @@ def open_binary(path: PathLike, *, allow_stdin: bool = True) -> BinaryIO:
     return buffered
 
 
+class _Utf8Text(io.TextIOWrapper):
+    """A UTF-8 text stream whose undecodable bytes are :class:`InputError` with the line number.
+
+    The stream decodes with ``surrogateescape`` and checks each line as it is handed out
+    (``for line in fh``, ``readline``, the csv module, ``read``): decoding happens a chunk
+    ahead of the reader, so a strict decoder would fail on a line the reader has not reached
+    and could not say which line holds the bad byte.
+    """
+
+    def __init__(self, raw: BinaryIO, name: str) -> None:
+        super().__init__(raw, encoding="utf-8-sig", errors="surrogateescape", newline="")
+        self._display = name
+        self._lines = 0
+
+    def _check(self, text: str) -> str:
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise InputError(
+                    f"not valid UTF-8 (byte 0x{ord(text[exc.start]) - 0xDC00:02x}; "
+                    "expected UTF-8 text)",
+                    path=self._display,
+                    line=self._lines + 1 + text.count("\n", 0, exc.start),
+                ) from None
+        return text
+
+    # iteration (``for line in fh``, csv) goes through readline: TextIOWrapper's __next__ calls
+    # the method of a subclass
+    def readline(self, size: int | None = -1, /) -> str:
+        line = self._check(super().readline(-1 if size is None else size))
+        self._lines += line.endswith("\n")
+        return line
+
+    def read(self, size: int | None = -1, /) -> str:
+        text = self._check(super().read(size))
+        self._lines += text.count("\n")
+        return text
+
+
 def open_text(path: PathLike, *, allow_stdin: bool = True) -> IO[str]:
-    """Open ``path`` as UTF-8 text (BOM dropped, newlines kept as written, gzip transparent)."""
-    return io.TextIOWrapper(
-        open_binary(path, allow_stdin=allow_stdin), encoding="utf-8-sig", newline=""
-    )
+    """Open ``path`` as UTF-8 text (BOM dropped, newlines kept as written, gzip transparent).
+
+    Bytes that are not UTF-8 raise :class:`InputError` naming the line (when read line by line).
+    """
+    return _Utf8Text(open_binary(path, allow_stdin=allow_stdin), display_name(path))
 
 
 def read_text(path: PathLike, *, allow_stdin: bool = True) -> str:
@@ -158,11 +202,107 @@ def sha256_file(path: PathLike, *, chunk_size: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
+def _what(option: str | None) -> str:
+    return f" for {option}" if option else ""
+
+
+def check_output(path: PathLike, *, option: str | None = None, folder: bool = False) -> None:
+    """Refuse an output path that cannot be written: a folder where a file goes (or a file
+    where a folder goes), or a path below something that is not a folder.
+
+    Raises :class:`InputError` naming the path, so that the command stops before it has read or
+    computed anything (rather than with ``IsADirectoryError`` after all the work).
+    """
+    name = os.fspath(path)
+    if name == "-":
+        return
+    if folder:
+        if os.path.exists(name) and not os.path.isdir(name):
+            raise InputError(f"is a file (expected a folder{_what(option)})", path=name)
+    elif os.path.isdir(name):
+        raise InputError(f"is a folder (expected a file path{_what(option)})", path=name)
+    parent = os.path.dirname(os.path.abspath(name))
+    while parent and not os.path.exists(parent):
+        up = os.path.dirname(parent)
+        if up == parent:
+            break
+        parent = up
+    if not os.path.isdir(parent):
+        raise InputError(
+            f"cannot be created: {parent} is not a folder (expected a path inside a folder"
+            f"{_what(option)})",
+            path=name,
+        )
+
+
+def _same_file(a: str, b: str) -> bool:
+    """True when ``a`` and ``b`` are one file: the same path, a symlink or a hard link to it."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet): compare where they would point
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_outputs(
+    outputs: dict[str, PathLike | None],
+    inputs: list[PathLike],
+    *,
+    folders: frozenset[str] = frozenset(),
+) -> None:
+    """The one check every command runs on its output paths before it reads anything.
+
+    ``outputs`` maps an option (``--output``) to its path (``None`` or ``-``: not written);
+    ``folders`` names the options whose path is a folder. An output that is a folder, lies
+    below a file, resolves to one of ``inputs`` (the same path, a symlink or a hard link), or is
+    also given to another output option is an :class:`InputError`: writing it would fail after
+    the work was done, or would destroy an input.
+    """
+    seen: dict[str, str] = {}
+    for option, value in outputs.items():
+        if value is None or os.fspath(value) in ("", "-"):
+            continue
+        name = os.fspath(value)
+        check_output(name, option=option, folder=option in folders)
+        for source in inputs:
+            if os.fspath(source) not in ("", "-") and _same_file(name, os.fspath(source)):
+                raise InputError(
+                    f"{option} would overwrite an input of this command "
+                    f"(expected a path that is not an input)",
+                    path=name,
+                )
+        for other, other_name in seen.items():
+            if _same_file(name, other_name):
+                raise InputError(
+                    f"{option} and {other} name the same file (expected one path each)",
+                    path=name,
+                )
+        seen[option] = name
+
+
+def _umask() -> int:
+    """The process umask (read by setting it and setting it back: there is no getter)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def shared_mode(path: PathLike, *, folder: bool = False) -> None:
+    """Give a file (``0o666``) or folder (``0o777``) the permissions the umask allows.
+
+    Temporary files and folders are created private (``0600``/``0700``); an output renamed from
+    one would stay private whatever the user's umask says, so a report could not be shared.
+    """
+    os.chmod(path, (0o777 if folder else 0o666) & ~_umask())
+
+
 @contextlib.contextmanager
 def atomic_write(path: PathLike, mode: str = "w", *, encoding: str = "utf-8") -> Iterator[IO]:
     """Write ``path`` through a temporary file in the same folder, renamed on success.
 
     Readers never see a half-written file, and a failure leaves the old file (or none) in place.
+    A new file gets the permissions the umask allows (not the temporary file's ``0600``); a
+    replaced file keeps its own. A path that is a folder or lies below a file is an
+    :class:`InputError`.
 
     >>> import tempfile, pathlib
     >>> target = pathlib.Path(tempfile.mkdtemp()) / "out.txt"
@@ -175,9 +315,19 @@ def atomic_write(path: PathLike, mode: str = "w", *, encoding: str = "utf-8") ->
     from pathlib import Path
 
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    check_output(target)
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        kept = target.stat().st_mode & 0o7777 if target.exists() else None
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise InputError(f"cannot write ({exc.strerror or exc})", path=os.fspath(path)) from None
+    try:
+        # an existing file keeps its permissions; a new one gets what the umask allows
+        if kept is None:
+            shared_mode(tmp)
+        else:
+            os.chmod(tmp, kept)
         kwargs = {} if "b" in mode else {"encoding": encoding, "newline": ""}
         with os.fdopen(fd, mode, **kwargs) as fh:
             yield fh

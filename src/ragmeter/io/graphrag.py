@@ -18,7 +18,7 @@ import yaml
 from ragmeter.errors import InputError
 from ragmeter.io import yamlsafe
 from ragmeter.io.files import PathLike, atomic_write, display_name, read_text
-from ragmeter.io.jsonl import iter_jsonl
+from ragmeter.io.jsonl import finite_float, iter_jsonl
 from ragmeter.io.jsonutil import dumps
 
 __all__ = [
@@ -105,7 +105,9 @@ def load_yaml_or_json(path: PathLike, *, expected: str = "YAML or JSON") -> Loca
         raise InputError(f"empty file (expected {expected})", path=name)
     if os.fspath(path).lower().endswith(".json"):
         try:
-            return Located(json.loads(text, parse_constant=_reject_constant), name)
+            return Located(
+                json.loads(text, parse_constant=_reject_constant, parse_float=finite_float), name
+            )
         except ValueError as exc:
             raise _json_error(exc, name, expected) from None
     return _load_yaml(text, name)
@@ -135,7 +137,7 @@ def load_responses(path: PathLike) -> tuple[list[ResponseEntry], str]:
         raise InputError("empty file (expected JSONL records, a JSON array or object)", path=name)
     if not os.fspath(path).lower().endswith(".jsonl"):
         try:
-            whole = json.loads(text, parse_constant=_reject_constant)
+            whole = json.loads(text, parse_constant=_reject_constant, parse_float=finite_float)
         except ValueError as exc:
             if stripped[0] == "[":
                 raise _json_error(exc, name, "a JSON array of response records") from None

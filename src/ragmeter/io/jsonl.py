@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -10,11 +11,31 @@ from typing import Any
 from ragmeter.errors import InputError
 from ragmeter.io.files import PathLike, display_name, open_binary
 
-__all__ = ["iter_jsonl", "read_jsonl"]
+__all__ = ["finite_float", "iter_jsonl", "read_jsonl"]
 
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON (NaN and infinity have no JSON spelling; use null)")
+
+
+def finite_float(text: str) -> float:
+    """``parse_float`` for every JSON input: a number beyond a double's range is refused.
+
+    Python reads ``1e309`` as infinity, which would then pass for a prediction ``"inf"``, a
+    label or a stratum while ``NaN`` is refused; both are refused alike, with the line.
+
+    >>> finite_float("0.25")
+    0.25
+    >>> finite_float("1e309")
+    Traceback (most recent call last):
+    ...
+    ValueError: number 1e309 is out of range (expected a finite number)
+    """
+    value = float(text)
+    if value in (math.inf, -math.inf):
+        shown = text if len(text) <= 24 else text[:20] + "..."
+        raise ValueError(f"number {shown} is out of range (expected a finite number)")
+    return value
 
 
 def iter_jsonl(
@@ -47,7 +68,9 @@ def iter_jsonl(
             if not text.strip():
                 continue
             try:
-                obj = json.loads(text.rstrip("\r\n"), parse_constant=_reject_constant)
+                obj = json.loads(
+                    text.rstrip("\r\n"), parse_constant=_reject_constant, parse_float=finite_float
+                )
             except json.JSONDecodeError as exc:
                 raise InputError(
                     f"not valid JSON: {exc.msg} at column {exc.colno} "

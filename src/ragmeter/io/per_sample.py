@@ -25,7 +25,7 @@ from typing import Any
 from ragmeter import status as st
 from ragmeter.errors import InputError
 from ragmeter.io.files import PathLike, display_name, open_binary
-from ragmeter.io.jsonl import iter_jsonl
+from ragmeter.io.jsonl import finite_float, iter_jsonl
 
 __all__ = ["PerSampleFile", "read_per_sample"]
 
@@ -50,16 +50,15 @@ class PerSampleFile:
 def _number(value: Any, *, path: str, line: int | None, what: str) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool):
-        return 1.0 if value else 0.0
-    if not isinstance(value, (int, float)):
+    # a boolean is no score: `true` is as likely a flag as a 1.0 (issue 17)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(
             f"{what} is {json.dumps(value, ensure_ascii=False)[:60]} (expected a number or null)",
             path=path,
             line=line,
         )
     v = float(value)
-    if not math.isfinite(v):  # pragma: no cover - JSON readers reject NaN already
+    if not math.isfinite(v):  # 1e309 parses as infinity; NaN and Infinity are refused earlier
         raise InputError(f"{what} is not finite (expected a number or null)", path=path, line=line)
     _check_size(v, what, path, line)
     return v
@@ -260,9 +259,9 @@ def read_per_sample(path: PathLike, *, id_key: str = "id") -> PerSampleFile:
     out = PerSampleFile(name, "")
     if stripped.startswith("{"):
         try:
-            doc = json.loads(text, parse_constant=_reject)
-        except json.JSONDecodeError:
-            doc = None  # several objects: JSON Lines
+            doc = json.loads(text, parse_constant=_reject, parse_float=finite_float)
+        except (json.JSONDecodeError, RecursionError):
+            doc = None  # several objects (JSON Lines), or too deep: the line reader says where
         except ValueError as exc:
             raise InputError(str(exc), path=name, line=_constant_line(text)) from None
         if isinstance(doc, dict) and id_key not in doc:
@@ -277,10 +276,15 @@ def read_per_sample(path: PathLike, *, id_key: str = "id") -> PerSampleFile:
 
 
 def _constant_line(text: str) -> int | None:
-    """The line of the first NaN or Infinity token (for the message)."""
+    """The line of the first NaN or Infinity token, or number too large for a double such as
+    ``1e309`` (for the message)."""
     import re
 
-    m = re.search(r"(?<![\w\"])-?(NaN|Infinity)(?![\w\"])", text)
+    m = re.search(
+        r"(?<![\w\"])-?(NaN|Infinity|\d+(\.\d*)?[eE]\+?0*(309|3[1-9]\d|[4-9]\d\d|\d{4,}))"
+        r"(?![\w\"])",
+        text,
+    )
     return text.count("\n", 0, m.start()) + 1 if m else None
 
 

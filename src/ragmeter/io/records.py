@@ -15,6 +15,7 @@ from typing import Any
 
 from ragmeter.errors import InputError
 from ragmeter.io.files import read_text
+from ragmeter.io.jsonl import finite_float
 
 __all__ = ["read_records"]
 
@@ -40,7 +41,7 @@ def read_records(path: str | os.PathLike[str]) -> list[tuple[int, dict[str, Any]
         from ragmeter.io.jsonl import read_jsonl
 
         return read_jsonl(name)
-    decoder = json.JSONDecoder(parse_constant=_reject)
+    decoder = json.JSONDecoder(parse_constant=_reject, parse_float=finite_float)
     pos = len(text) - len(stripped) + 1
     out: list[tuple[int, dict[str, Any]]] = []
     n = len(text)

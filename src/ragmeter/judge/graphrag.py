@@ -66,7 +66,6 @@ def _load(path: str) -> tuple[Any, dict[int, int]]:
     lower = path.lower()
     if lower.endswith((".yaml", ".yml")):
         from ragmeter.io import yamlsafe
-
         from ragmeter.judge.config import yaml_key_lines
 
         data = yamlsafe.load(text, path)

@@ -191,8 +191,11 @@ def _parse(argv: Sequence[str]) -> dict[str, Any]:
             cfg["output"] = value
         elif flag == "--format":
             cfg["format"] = _choice(value, "--format", ("trec", "json", "csv", "ultrarag"))
+            cfg["format_given"] = True
+            _no_contradiction(cfg)
         elif flag == "--json":
-            cfg["format"] = "json"
+            cfg["json"] = True
+            _no_contradiction(cfg)
         elif flag == "--names":
             cfg["names"] = _choice(value, "--names", ("as-requested", "trec", "ir"))
         elif flag == "--digits":
@@ -237,6 +240,16 @@ def _parse(argv: Sequence[str]) -> dict[str, Any]:
     return cfg
 
 
+def _no_contradiction(cfg: dict[str, Any]) -> None:
+    """``--json`` is ``--format json``; with another ``--format`` it is a contradiction that is
+    refused (as every ragmeter command does), whichever flag comes first."""
+    if not cfg.get("json"):
+        return
+    if cfg.get("format_given") and cfg["format"] != "json":
+        raise _Usage(f"--json and --format {cfg['format']} contradict each other")
+    cfg["format"] = "json"
+
+
 def _run(cfg: dict[str, Any]) -> str:
     """Evaluate and return the complete output text (nothing is printed before it is whole)."""
     args = cfg["args"]
@@ -248,6 +261,11 @@ def _run(cfg: dict[str, Any]) -> str:
     qrels_path, run_path = args
     if qrels_path == "-":
         raise _Usage("QRELS cannot be '-' (only the run may come from stdin)")
+    if cfg["output"]:
+        from ragmeter.io.files import check_outputs
+
+        # before reading: `-o a.run qrels a.run` would replace the run with its evaluation
+        check_outputs({"--output": cfg["output"]}, [qrels_path, run_path])
     if cfg["by_source"] and cfg["format"] not in ("json", "csv"):
         raise _Usage("--by-source needs --format json or --format csv")
     if cfg["by_source"] and cfg["stream"]:

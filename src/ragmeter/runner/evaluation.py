@@ -19,7 +19,7 @@ import pyarrow as pa
 from ragmeter._version import __version__
 from ragmeter.datasets.gold import GoldSet
 from ragmeter.errors import UsageError
-from ragmeter.io.files import atomic_write
+from ragmeter.io.files import atomic_write, check_output, shared_mode
 from ragmeter.io.jsonutil import dumps
 from ragmeter.result import Aggregate, Result
 from ragmeter.runner.config import RunConfig, build_rules, parse_gates
@@ -473,10 +473,12 @@ class EvaluationResult:
         final_dir: Path | None = None
         if results_dir is not None:
             root = Path(results_dir)
+            check_output(root, option="results_dir", folder=True)
             final_dir = root / self.evaluation_id
             with _folder_errors(root):
                 root.mkdir(parents=True, exist_ok=True)
                 tmp_dir = Path(tempfile.mkdtemp(prefix=f".{self.evaluation_id}.", dir=root))
+                shared_mode(tmp_dir, folder=True)  # mkdtemp's 0700 would outlive the rename
             saved["results_dir"] = str(final_dir)
         try:
             if write_store:

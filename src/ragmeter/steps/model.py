@@ -8,6 +8,7 @@ as lines of the same shape (``strict=True`` turns them into errors).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,7 +59,8 @@ def _is_id(value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    # finite only: JSON's 1e309 parses as infinity, which no token count or time can be
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _type_name(value: Any) -> str:
@@ -66,6 +68,8 @@ def _type_name(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if value != value else "infinity"
     if isinstance(value, (int, float)):
         return "a number"
     if isinstance(value, str):
