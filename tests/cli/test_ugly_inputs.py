@@ -20,14 +20,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     return build(tmp_path_factory.mktemp("ugly"))
 
 
-def _param(c: Case):
-    marks = []
-    if c.owner:
-        marks.append(pytest.mark.xfail(strict=True, reason=f"fixed on branch {c.owner}"))
-    return pytest.param(c, id=c.id, marks=marks)
-
-
-@pytest.mark.parametrize("c", [_param(c) for c in CASES])
+@pytest.mark.parametrize("c", [pytest.param(c, id=c.id) for c in CASES])
 def test_ugly_input(c: Case, world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(world.root)
     # an LLM that is configured but never reached: bad input is found before any call

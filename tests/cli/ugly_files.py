@@ -22,7 +22,6 @@ class Case:
     args: Callable[[World], list[str]]
     names: Callable[[World], str] | str
     code: int = 2
-    owner: str | None = None  # the branch that fixes it (xfail until that branch is merged)
     lines: int = 1  # stderr lines: `dataset validate` lists every problem, then a count
 
 
@@ -33,8 +32,8 @@ def bad(name: str) -> Callable[[World], str]:
 CASES: list[Case] = []
 
 
-def case(id: str, args, names="", code: int = 2, owner: str | None = None, lines: int = 1) -> None:
-    CASES.append(Case(id, args, names if callable(names) else bad(names), code, owner, lines))
+def case(id: str, args, names="", code: int = 2, lines: int = 1) -> None:
+    CASES.append(Case(id, args, names if callable(names) else bad(names), code, lines))
 
 
 # -- files that are not there, are folders, or are empty -------------------------------------------
@@ -156,7 +155,6 @@ for cmd, key in VALID.items():
             ),
             f"{kind}-{cmd}{ext}",
             code,
-            owner="hard-cli" if (cmd, kind) == ("run", "deep-json") else None,
             lines=2 if cmd == "dataset-validate" else 1,
         )
 

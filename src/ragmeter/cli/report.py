@@ -96,10 +96,11 @@ def register(app: typer.Typer) -> None:
                 command="serve",
             ) from None
         cache_path = _judge_cache_path(judge_cache)
+        # the store first: a bad --store is named even when --host or --port is wrong too
+        handle = open_existing_store(store, "serve", pool_size=DASHBOARD_WORKERS)
         _check_port(host, port)
         from ragmeter.web import create_app
 
-        handle = open_existing_store(store, "serve", pool_size=DASHBOARD_WORKERS)
         public = host not in LOOPBACK
         hosts = None if host in ("0.0.0.0", "::") else [*LOOPBACK, host]
         app = create_app(
