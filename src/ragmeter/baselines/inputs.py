@@ -342,45 +342,48 @@ def read_labels(path: PathLike) -> list[Entity]:
     return list(out.values())
 
 
-def read_mentions(path: PathLike) -> list[tuple[str, str, str]]:
-    """Mentions as ``(mention_id, mention, context)`` from a gold file (the mention ids
-    ``ragmeter link`` uses) or plain JSONL ``{mention_id, mention}`` (context empty)."""
+def read_mentions(path: PathLike) -> list[tuple[str, str, str, str | None]]:
+    """Mentions as ``(mention_id, mention, context, sample_id)``.
+
+    From a gold file the mentions are read with the loader ``ragmeter link`` uses, so the ids
+    are the ones it evaluates (``sample:mention``); plain JSONL ``{mention_id, mention}`` is
+    read as it is (no context, no sample). Only the surface strings are used for linking.
+    """
     name = display_name(path)
     if _sniff_format(path) == "ragmeter" or _is_gold(path):
-        from ragmeter.datasets.gold import load_gold
+        from ragmeter.io.heritage import load_heritage
 
-        gold = load_gold(path)
-        out = []
-        for s in gold.samples:
-            for link in s.entity_linking or ():
-                text = link.mention
-                if text is None and s.text is not None and link.start is not None:
-                    text = s.text[link.start : link.end]
-                if text is None:
-                    raise InputError(
-                        f"mention {link.mention_id!r} has no surface text (expected mention "
-                        "or start/end into the sample text)",
-                        path=name,
-                        line=s.line,
-                    )
-                out.append((link.mention_id, text, s.text or ""))
+        corpus, _ = load_heritage(path)
+        out: list[tuple[str, str, str, str | None]] = []
+        for doc_id in corpus.doc_ids:
+            doc = corpus.documents[doc_id]
+            for link in doc.meta.get("entity_linking") or []:
+                out.append((link["mention_id"], link["mention"], doc.text, doc_id))
         if not out:
-            raise InputError("no entity_linking mentions (expected gold samples with "
-                             "entity_linking)", path=name)
+            raise InputError(
+                "no entity_linking mentions (expected gold samples with entity_linking)",
+                path=name,
+            )
         return out
     out = []
     seen: dict[str, int] = {}
     for line, obj in iter_jsonl(path):
         mid = obj.get("mention_id")
         if not isinstance(mid, str) or not mid:
-            raise InputError(f"mention_id is {json_type(mid)} (expected a non-empty string)",
-                             path=name, line=line)
+            raise InputError(
+                f"mention_id is {json_type(mid)} (expected a non-empty string)",
+                path=name,
+                line=line,
+            )
         _unique(seen, mid, "mention", name, line)
         text = obj.get("mention")
         if not isinstance(text, str):
-            raise InputError(f"mention is {json_type(text)} (expected a string)", path=name,
-                             line=line)
-        out.append((mid, text, obj.get("context") or ""))
+            raise InputError(
+                f"mention is {json_type(text)} (expected a string)", path=name, line=line
+            )
+        out.append((mid, text, "", None))
+    if not out:
+        raise InputError("no mentions (expected one {mention_id, mention} per line)", path=name)
     return out
 
 

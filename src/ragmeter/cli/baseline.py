@@ -273,7 +273,7 @@ def register(app: typer.Typer) -> None:
 
             raise UsageError(f"ragmeter baseline link: method {method!r} (expected exact or "
                              "fuzzy)")
-        records, n_ents, n_ments = link_records(method, labels, mentions, k=k, scorer=scorer,
+        records, n_ents, n_ments, _ = link_records(method, labels, mentions, k=k, scorer=scorer,
                                                 min_score=min_score, nil_threshold=nil_threshold,
                                                 fold_accents=fold_accents, workers=workers)
         side = Sidecar(f"link-{method}", {"k": k, "scorer": scorer, "min_score": min_score,
@@ -326,7 +326,8 @@ def read_texts(path: Path, id_field: str = "id", text_field: str = "text") -> li
 
 
 def link_records(method: str, labels: Path, mentions: Path, **opts: Any) -> tuple:
-    """``{mention_id, candidates, nil}`` records, and the entity and mention counts."""
+    """``{mention_id, candidates, nil}`` records, the entity and mention counts, and each
+    mention's gold sample (None for plain mention files)."""
     from ragmeter.baselines.inputs import read_labels, read_mentions
     from ragmeter.baselines.linking import ExactLinker, FuzzyLinker
 
@@ -336,5 +337,6 @@ def link_records(method: str, labels: Path, mentions: Path, **opts: Any) -> tupl
         linker: Any = ExactLinker(ents, k=opts["k"], fold_accents=opts["fold_accents"])
     else:
         linker = FuzzyLinker(ents, **opts)
-    recs = linker.link_all([(mid, text) for mid, text, _ in ments])
-    return recs, len(ents), len(ments)
+    recs = linker.link_all([(m[0], m[1]) for m in ments])
+    owners = [m[3] for m in ments]
+    return recs, len(ents), len(ments), owners

@@ -88,14 +88,13 @@ def register_all(bl: typer.Typer) -> None:
         side = sidecar("classify", {"keywords": keywords})
         write_sidecar(types_path, side)
         by_sample = {t["id"]: t for t in types}
-        owner = {link.mention_id: s.id for s in gs.samples for link in s.entity_linking or ()}
         ids = [s.id for s in gs.samples]
         if labels is None:
             ent_path = out_dir / "entities-keyword.jsonl"
             write_jsonl(ent_path, entities_records(ids, by_sample, {}))
             bm25_entry["outputs"]["entities"] = str(ent_path)
         for method in ("exact", "fuzzy") if labels is not None else ():
-            recs, n_ents, n_ments = link_records(
+            recs, n_ents, n_ments, owners = link_records(
                 method, labels, gold, k=10, scorer="token_sort_ratio", min_score=0.60,
                 nil_threshold=0.85, fold_accents=False, workers=-1)
             path = out_dir / f"links-{method}.jsonl"
@@ -105,8 +104,10 @@ def register_all(bl: typer.Typer) -> None:
             side.input(labels, n_ents, "labels")
             write_sidecar(path, side)
             per_sample: dict[str, list] = {}
-            for r in recs:
-                per_sample.setdefault(owner[r["mention_id"]], []).append(r)
+            for r, sid in zip(recs, owners, strict=True):
+                # the runner's entities files name mentions per sample, without the prefix
+                local = r["mention_id"].removeprefix(f"{sid}:")
+                per_sample.setdefault(sid, []).append({**r, "mention_id": local})
             ent_path = out_dir / f"entities-keyword-{method}.jsonl"
             write_jsonl(ent_path, entities_records(ids, by_sample, per_sample))
             if method == "exact":
