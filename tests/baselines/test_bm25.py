@@ -8,7 +8,6 @@ import subprocess
 import sys
 from collections import Counter
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hst
@@ -32,8 +31,9 @@ def _bm25s_top10(docs, queries, *, k1, b, stopwords, stemmer):
     ret.index(toks, show_progress=False)
     out = {}
     for qid, text in queries:
-        q = bm25s.tokenize([text], stopwords=stopwords, stemmer=stem, return_ids=False,
-                           show_progress=False)[0]
+        q = bm25s.tokenize(
+            [text], stopwords=stopwords, stemmer=stem, return_ids=False, show_progress=False
+        )[0]
         q = [t for t in q if t in ret.vocab_dict]
         if not q:
             out[qid] = []
@@ -73,8 +73,11 @@ def _lucene(docs_terms, query_terms, k1, b):
 
 @settings(max_examples=40, deadline=None)
 @given(
-    hst.lists(hst.lists(hst.sampled_from(["aa", "bb", "cc", "dd", "ee", "ff"]), min_size=1,
-                        max_size=12), min_size=2, max_size=12),
+    hst.lists(
+        hst.lists(hst.sampled_from(["aa", "bb", "cc", "dd", "ee", "ff"]), min_size=1, max_size=12),
+        min_size=2,
+        max_size=12,
+    ),
     hst.lists(hst.sampled_from(["aa", "bb", "cc", "zz"]), min_size=1, max_size=4),
 )
 def test_scores_follow_the_lucene_formula(docs_terms, query) -> None:
@@ -120,8 +123,9 @@ def test_run_reads_back_in_rank_order(synth, tmp_path) -> None:
     write_run(run, tmp_path / "r.trec", tag="x")
     back = read_run(tmp_path / "r.trec").to_table()
     by_q: dict = {}
-    for q, d, s in zip(back["qid"].to_pylist(), back["docno"].to_pylist(),
-                       back["score"].to_pylist(), strict=True):
+    for q, d, s in zip(
+        back["qid"].to_pylist(), back["docno"].to_pylist(), back["score"].to_pylist(), strict=True
+    ):
         by_q.setdefault(q, []).append((d, s))
     for qid, pairs in by_q.items():
         evaluated = sorted(pairs, key=lambda p: (-p[1], [-c for c in p[0].encode()]))
@@ -145,7 +149,9 @@ def test_analyzer_languages() -> None:
     assert Analyzer("en").analyze("a museum, libraries X") == ["museum", "librari"]
     assert Analyzer("en", stemmer="none").analyze("the libraries") == ["libraries"]
     xx = Analyzer("xx")
-    assert xx.warnings == ["language 'xx' has no stopword list or stemmer: tokens are used as they are"]
+    assert xx.warnings == [
+        "language 'xx' has no stopword list or stemmer: tokens are used as they are"
+    ]
     assert xx.analyze("Het museum") == ["het", "museum"]
 
 
@@ -177,7 +183,11 @@ def test_bm25_never_imports_numba(tmp_path) -> None:
         f"'-o', {str(tmp_path / 'r.trec')!r}])\n"
         "print(rc, 'numba' in sys.modules)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
-                          timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
     assert proc.stdout.split() == ["0", "False"], proc.stderr

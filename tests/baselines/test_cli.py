@@ -31,8 +31,20 @@ def _kb(tmp_path: Path) -> str:
 
 def test_example_bm25_run_is_the_baseline_output(tmp_path) -> None:
     out = tmp_path / "bm25.trec"
-    res = invoke("baseline", "bm25", "--corpus", CORPUS, "--queries", GOLD, "-o", str(out),
-                 "-k", "10", "--tag", "bm25-v3")
+    res = invoke(
+        "baseline",
+        "bm25",
+        "--corpus",
+        CORPUS,
+        "--queries",
+        GOLD,
+        "-o",
+        str(out),
+        "-k",
+        "10",
+        "--tag",
+        "bm25-v3",
+    )
     assert res.code == 0, res.stderr
     assert out.read_bytes() == (EXAMPLE / "outputs" / "bm25.trec").read_bytes()
     meta = json.loads((tmp_path / "bm25.trec.meta.json").read_text())
@@ -46,16 +58,61 @@ def test_outputs_are_byte_identical_on_rerun(tmp_path) -> None:
     for n in (1, 2):
         d = tmp_path / f"r{n}"
         d.mkdir()
-        assert invoke("baseline", "bm25", "--corpus", CORPUS, "--queries", GOLD,
-                      "-o", str(d / "bm25.trec")).code == 0
-        assert invoke("baseline", "bm25", "--corpus", CORPUS, "--queries", GOLD, "--preset",
-                      "ultrarag", "-o", str(d / "u.jsonl")).code == 0
-        assert invoke("baseline", "rrf", str(d / "bm25.trec"), str(d / "u.jsonl"),
-                      "-o", str(d / "h.jsonl")).code == 0
+        assert (
+            invoke(
+                "baseline",
+                "bm25",
+                "--corpus",
+                CORPUS,
+                "--queries",
+                GOLD,
+                "-o",
+                str(d / "bm25.trec"),
+            ).code
+            == 0
+        )
+        assert (
+            invoke(
+                "baseline",
+                "bm25",
+                "--corpus",
+                CORPUS,
+                "--queries",
+                GOLD,
+                "--preset",
+                "ultrarag",
+                "-o",
+                str(d / "u.jsonl"),
+            ).code
+            == 0
+        )
+        assert (
+            invoke(
+                "baseline",
+                "rrf",
+                str(d / "bm25.trec"),
+                str(d / "u.jsonl"),
+                "-o",
+                str(d / "h.jsonl"),
+            ).code
+            == 0
+        )
         assert invoke("baseline", "classify", "--input", GOLD, "-o", str(d / "t.jsonl")).code == 0
         for m in ("exact", "fuzzy"):
-            assert invoke("baseline", "link", m, "--labels", kb, "--mentions", GOLD,
-                          "-o", str(d / f"{m}.jsonl")).code == 0
+            assert (
+                invoke(
+                    "baseline",
+                    "link",
+                    m,
+                    "--labels",
+                    kb,
+                    "--mentions",
+                    GOLD,
+                    "-o",
+                    str(d / f"{m}.jsonl"),
+                ).code
+                == 0
+            )
         runs.append({p.name: p.read_bytes() for p in d.iterdir() if not p.name.endswith(".json")})
     assert runs[0] == runs[1] and len(runs[0]) == 6
     h = [json.loads(x) for x in runs[0]["h.jsonl"].decode().splitlines()]
@@ -65,17 +122,33 @@ def test_outputs_are_byte_identical_on_rerun(tmp_path) -> None:
 
 def test_types_and_links_evaluate_with_classify_and_link(tmp_path) -> None:
     kb = _kb(tmp_path)
-    assert invoke("baseline", "classify", "--input", GOLD, "-o", str(tmp_path / "t.jsonl")).code == 0
+    assert (
+        invoke("baseline", "classify", "--input", GOLD, "-o", str(tmp_path / "t.jsonl")).code == 0
+    )
     res = invoke("classify", GOLD, str(tmp_path / "t.jsonl"), "--json")
     assert res.code == 0, res.stderr
     acc = json.loads(res.stdout)["accuracy"]
     types = [json.loads(x) for x in (tmp_path / "t.jsonl").read_text().splitlines()]
     gold = [json.loads(x) for x in Path(GOLD).read_text().splitlines()]
-    hits = sum(t["label"] == g["type_classification"]["primary_type"]
-               for t, g in zip(types, gold, strict=True))
+    hits = sum(
+        t["label"] == g["type_classification"]["primary_type"]
+        for t, g in zip(types, gold, strict=True)
+    )
     assert acc == pytest.approx(hits / len(gold)) and hits > 30
-    assert invoke("baseline", "link", "fuzzy", "--labels", kb, "--mentions", GOLD,
-                  "-o", str(tmp_path / "l.jsonl")).code == 0
+    assert (
+        invoke(
+            "baseline",
+            "link",
+            "fuzzy",
+            "--labels",
+            kb,
+            "--mentions",
+            GOLD,
+            "-o",
+            str(tmp_path / "l.jsonl"),
+        ).code
+        == 0
+    )
     res = invoke("link", GOLD, str(tmp_path / "l.jsonl"), "--json")
     assert res.code == 0, res.stderr
     in_kb = [x for r in GOLD_ROWS for x in r["entity_linking"] if x["wikidata_id"]]
@@ -94,19 +167,48 @@ def test_gold_ids_do_not_change_the_links(tmp_path) -> None:
             link.pop("isil_code", None)
     write_jsonl(scrubbed, rows)
     for src, out in ((GOLD, "a.jsonl"), (str(scrubbed), "b.jsonl")):
-        assert invoke("baseline", "link", "fuzzy", "--labels", kb, "--mentions", src,
-                      "-o", str(tmp_path / out)).code == 0
+        assert (
+            invoke(
+                "baseline",
+                "link",
+                "fuzzy",
+                "--labels",
+                kb,
+                "--mentions",
+                src,
+                "-o",
+                str(tmp_path / out),
+            ).code
+            == 0
+        )
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
 
 
 def test_all_writes_every_baseline_and_prints_the_systems_block(tmp_path) -> None:
     kb = _kb(tmp_path)
-    res = invoke("baseline", "all", "--gold", GOLD, "--corpus", CORPUS, "--labels", kb,
-                 "-o", str(tmp_path / "b"), "--no-dense")
+    res = invoke(
+        "baseline",
+        "all",
+        "--gold",
+        GOLD,
+        "--corpus",
+        CORPUS,
+        "--labels",
+        kb,
+        "-o",
+        str(tmp_path / "b"),
+        "--no-dense",
+    )
     assert res.code == 0, res.stderr
     names = sorted(p.name for p in (tmp_path / "b").iterdir() if not p.name.endswith(".json"))
-    assert names == ["bm25.trec", "entities-keyword-exact.jsonl", "entities-keyword-fuzzy.jsonl",
-                     "links-exact.jsonl", "links-fuzzy.jsonl", "types.jsonl"]
+    assert names == [
+        "bm25.trec",
+        "entities-keyword-exact.jsonl",
+        "entities-keyword-fuzzy.jsonl",
+        "links-exact.jsonl",
+        "links-fuzzy.jsonl",
+        "types.jsonl",
+    ]
     b = tmp_path / "b"
     assert res.stdout == (
         "systems:\n  - name: baseline-bm25\n"
@@ -114,14 +216,21 @@ def test_all_writes_every_baseline_and_prints_the_systems_block(tmp_path) -> Non
         f"    outputs: {{run: {b}/bm25.trec, entities: {b}/entities-keyword-exact.jsonl}}\n"
     )
     ent = [json.loads(x) for x in (b / "entities-keyword-exact.jsonl").read_text().splitlines()]
-    assert ent[0] == {"id": "s001", "type_classification": {"primary_type": "A",
-                      "secondary_types": []}, "entity_linking": [{"mention_id": "s001-m1",
-                      "candidates": [{"kb_id": "Q9400391", "score": 1.0}], "nil": False}]}
+    assert ent[0] == {
+        "id": "s001",
+        "type_classification": {"primary_type": "A", "secondary_types": []},
+        "entity_linking": [
+            {
+                "mention_id": "s001-m1",
+                "candidates": [{"kb_id": "Q9400391", "score": 1.0}],
+                "nil": False,
+            }
+        ],
+    }
 
 
 def test_json_prints_the_sidecar(tmp_path) -> None:
-    res = invoke("baseline", "classify", "--input", GOLD, "-o", str(tmp_path / "t.jsonl"),
-                 "--json")
+    res = invoke("baseline", "classify", "--input", GOLD, "-o", str(tmp_path / "t.jsonl"), "--json")
     assert res.code == 0
     meta = json.loads(res.stdout)
     assert meta["baseline"] == "classify" and meta["inputs"][0]["count"] == 60
@@ -162,8 +271,9 @@ def test_bad_corpus_is_one_line_exit_2_nothing_written(tmp_path, body, message) 
 def test_bad_queries(tmp_path, body, message) -> None:
     q = tmp_path / "q.txt"
     q.write_text(body)
-    res = invoke("baseline", "bm25", "--corpus", CORPUS, "--queries", str(q),
-                 "-o", str(tmp_path / "r.trec"))
+    res = invoke(
+        "baseline", "bm25", "--corpus", CORPUS, "--queries", str(q), "-o", str(tmp_path / "r.trec")
+    )
     assert res.code == 2 and res.stderr.startswith(f"{q}{message}"), res.stderr
     assert not (tmp_path / "r.trec").exists()
 
@@ -171,12 +281,31 @@ def test_bad_queries(tmp_path, body, message) -> None:
 def test_bad_label_file_and_usage(tmp_path) -> None:
     kb = tmp_path / "kb.tsv"
     kb.write_text("kb_id\tlabel\tprior\nQ1\tA\t1\nQ2\tB\thigh\n")
-    res = invoke("baseline", "link", "fuzzy", "--labels", str(kb), "--mentions", GOLD,
-                 "-o", str(tmp_path / "l.jsonl"))
+    res = invoke(
+        "baseline",
+        "link",
+        "fuzzy",
+        "--labels",
+        str(kb),
+        "--mentions",
+        GOLD,
+        "-o",
+        str(tmp_path / "l.jsonl"),
+    )
     assert res.code == 2
     assert res.stderr == f"{kb}:3: prior 'high' is not a number (expected a number)\n"
-    res = invoke("baseline", "bm25", "--corpus", CORPUS, "--queries", GOLD, "-o",
-                 str(tmp_path / "r"), "--preset", "fast")
+    res = invoke(
+        "baseline",
+        "bm25",
+        "--corpus",
+        CORPUS,
+        "--queries",
+        GOLD,
+        "-o",
+        str(tmp_path / "r"),
+        "--preset",
+        "fast",
+    )
     assert res.code == 2 and res.stderr == "--preset 'fast' (expected default or ultrarag)\n"
     assert not (tmp_path / "r").exists()
 
@@ -189,16 +318,33 @@ def test_bm25_system_through_ragmeter_run(tmp_path, monkeypatch) -> None:
 
     monkeypatch.chdir(tmp_path)
     shutil.copytree(EXAMPLE / "data", tmp_path / "data")
-    assert invoke("baseline", "bm25", "--corpus", "data/corpus.jsonl", "--queries",
-                  "data/gold.jsonl", "-o", "bm25.trec").code == 0
-    tasks = {"retrieval": {"measures": ["nDCG@10", "RR", "R@100"]},
-             "classification": {"profile": "heritage"}}
+    assert (
+        invoke(
+            "baseline",
+            "bm25",
+            "--corpus",
+            "data/corpus.jsonl",
+            "--queries",
+            "data/gold.jsonl",
+            "-o",
+            "bm25.trec",
+        ).code
+        == 0
+    )
+    tasks = {
+        "retrieval": {"measures": ["nDCG@10", "RR", "R@100"]},
+        "classification": {"profile": "heritage"},
+    }
     cfg = {
         "project": "baselines",
         "dataset": {"path": "data/gold.jsonl", "corpus": "data/corpus.jsonl"},
         "systems": [
-            {"name": "live", "version": "1", "call": "ragmeter.baselines:BM25System",
-             "init": {"corpus": str(tmp_path / "data" / "corpus.jsonl")}},
+            {
+                "name": "live",
+                "version": "1",
+                "call": "ragmeter.baselines:BM25System",
+                "init": {"corpus": str(tmp_path / "data" / "corpus.jsonl")},
+            },
             {"name": "types", "version": "1", "call": "ragmeter.baselines:KeywordClassifier"},
             {"name": "file", "outputs": {"run": "bm25.trec"}},
         ],

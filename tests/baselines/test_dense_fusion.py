@@ -39,7 +39,10 @@ def test_exact_search_equals_brute_force(synth) -> None:
     dm, qm = emb.encode(corpus.texts), emb.encode([t for _, t in queries])
     for (qid, _), qv in zip(queries, qm, strict=True):
         scores = dm @ qv
-        want = sorted(zip(corpus.ids, scores.tolist()), key=lambda p: (-p[1], [-c for c in p[0].encode()]))
+        want = sorted(
+            zip(corpus.ids, scores.tolist(), strict=True),
+            key=lambda p: (-p[1], [-c for c in p[0].encode()]),
+        )
         got = run.results[qid]
         assert [d for d, _ in got] == [d for d, _ in want[:15]]
         assert [s for _, s in got] == pytest.approx([s for _, s in want[:15]], abs=1e-6)
@@ -67,7 +70,9 @@ def test_cache_hit_encodes_queries_only_and_text_change_changes_key(synth, tmp_p
     assert emb.calls == [len(queries)]
     docs2 = [dict(d) for d in docs]
     docs2[5]["text"] += " changed"
-    assert cache_key(emb, corpus_from_records(docs2), None, None) != cache_key(emb, corpus, None, None)
+    assert cache_key(emb, corpus_from_records(docs2), None, None) != cache_key(
+        emb, corpus, None, None
+    )
     assert len(list(tmp_path.glob("*.npy"))) == 1
 
 

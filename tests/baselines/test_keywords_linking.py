@@ -15,13 +15,16 @@ from ragmeter.baselines.inputs import read_labels
 from ragmeter.baselines.linking import normalise
 from ragmeter.errors import InputError
 
-KB = "kb_id\tlabel\taliases\nQ190804\tRijksmuseum\tRijksmuseum Amsterdam\n" \
-     "ex:amsterdam-museum\tAmsterdam Museum\t\nex:stedelijk\tStedelijk Museum Amsterdam\t\n"
+KB = (
+    "kb_id\tlabel\taliases\nQ190804\tRijksmuseum\tRijksmuseum Amsterdam\n"
+    "ex:amsterdam-museum\tAmsterdam Museum\t\nex:stedelijk\tStedelijk Museum Amsterdam\t\n"
+)
 
 # One sentence per keyword of the built-in table (each must make its keyword match)
 SENTENCES = {
     "galerie": "Kunstgalerie De Poort", "gallery": "The Ashford Art Gallery",
-    "galerij": "De Galerij aan zee", "kunsthal": "Kunsthal Rotterdam", "=galeria": "Galeria Nacional",
+    "galerij": "De Galerij aan zee", "kunsthal": "Kunsthal Rotterdam",
+    "=galeria": "Galeria Nacional",
     "bibliotheek": "Openbare Bibliotheek Veenmeer", "library": "Ashbury Public Library",
     "libraries": "The city libraries", "bibliothek": "Stadtbibliothek Köln",
     "bibliotheque": "Bibliothèque nationale", "mediatheek": "Mediatheek Delft",
@@ -44,12 +47,16 @@ def test_worked_examples() -> None:
         ("b", "Het Stadsarchief en de Openbare Bibliotheek delen een gebouw."),
         ("c", "Een verzameling oude foto's."),
     ])  # fmt: skip
-    assert recs[0] == {"id": "a", "label": "M", "secondary_labels": [], "scores": {"M": 1},
-                       "matched": {"M": ["museum"]}}
+    assert recs[0] == {
+        "id": "a",
+        "label": "M",
+        "secondary_labels": [],
+        "scores": {"M": 1},
+        "matched": {"M": ["museum"]},
+    }
     assert recs[1]["label"] == "A" and recs[1]["secondary_labels"] == ["L"]
     assert recs[1]["scores"] == {"A": 1, "L": 1}
-    assert recs[2] == {"id": "c", "label": "U", "secondary_labels": [], "scores": {},
-                       "matched": {}}
+    assert recs[2] == {"id": "c", "label": "U", "secondary_labels": [], "scores": {}, "matched": {}}
 
 
 def test_every_builtin_keyword_matches_its_sentence() -> None:
@@ -82,31 +89,45 @@ def test_unknown_label_in_a_keyword_file_is_an_input_error(tmp_path) -> None:
     path.write_text("labels: [X]\nkeywords:\n  X: [a]\n  Z: [b]\n")
     with pytest.raises(InputError) as err:
         KeywordClassifier.load(str(path))
-    assert str(err.value) == (f"{path}:4: keywords names label 'Z', which is not in labels "
-                              "(expected one of X)")
+    assert str(err.value) == (
+        f"{path}:4: keywords names label 'Z', which is not in labels (expected one of X)"
+    )
 
 
 def test_fuzzy_worked_example_matches_rapidfuzz(tmp_path) -> None:
     (tmp_path / "kb.tsv").write_text(KB)
     linker = FuzzyLinker(str(tmp_path / "kb.tsv"))
-    recs = linker.link_all([("a", "Rijksmuseum Amsterdam"), ("b", "Rijksmusem"),
-                            ("c", "Musée d'Orsay")])
+    recs = linker.link_all(
+        [("a", "Rijksmuseum Amsterdam"), ("b", "Rijksmusem"), ("c", "Musée d'Orsay")]
+    )
     assert [(c["kb_id"], round(c["score"], 4)) for c in recs[0]["candidates"]] == [
-        ("Q190804", 1.0), ("ex:amsterdam-museum", 0.8649), ("ex:stedelijk", 0.6809)]
+        ("Q190804", 1.0),
+        ("ex:amsterdam-museum", 0.8649),
+        ("ex:stedelijk", 0.6809),
+    ]
     assert [(c["kb_id"], round(c["score"], 4)) for c in recs[1]["candidates"]] == [
-        ("Q190804", 0.9524)]
+        ("Q190804", 0.9524)
+    ]
     assert recs[1]["nil"] is False and recs[2] == {"mention_id": "c", "candidates": [], "nil": True}
     # the scores are rapidfuzz's own, on the normalised strings
-    best = process.extractOne(normalise("Rijksmusem"), [normalise("Rijksmuseum")],
-                              scorer=fuzz.token_sort_ratio)
+    best = process.extractOne(
+        normalise("Rijksmusem"), [normalise("Rijksmuseum")], scorer=fuzz.token_sort_ratio
+    )
     assert recs[1]["candidates"][0]["score"] == best[1] / 100
-    assert round(fuzz.token_sort_ratio(normalise("Musée d'Orsay"),
-                                       normalise("Amsterdam Museum")) / 100, 4) == 0.4138
-    exact = ExactLinker(str(tmp_path / "kb.tsv")).link_all([("b", "Rijksmusem"),
-                                                            ("a", "rijksmuseum  AMSTERDAM")])
+    assert (
+        round(
+            fuzz.token_sort_ratio(normalise("Musée d'Orsay"), normalise("Amsterdam Museum")) / 100,
+            4,
+        )
+        == 0.4138
+    )
+    exact = ExactLinker(str(tmp_path / "kb.tsv")).link_all(
+        [("b", "Rijksmusem"), ("a", "rijksmuseum  AMSTERDAM")]
+    )
     assert exact[0]["nil"] is True
-    assert exact[1]["candidates"] == [{"kb_id": "Q190804", "score": 1.0,
-                                       "matched_name": "Rijksmuseum Amsterdam"}]
+    assert exact[1]["candidates"] == [
+        {"kb_id": "Q190804", "score": 1.0, "matched_name": "Rijksmuseum Amsterdam"}
+    ]
 
 
 def test_ids_canonicalised_rows_merged_prior_then_file_order(tmp_path) -> None:
@@ -120,7 +141,10 @@ def test_ids_canonicalised_rows_merged_prior_then_file_order(tmp_path) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     ents = read_labels(path)
     assert [(e.kb_id, e.names) for e in ents] == [
-        ("Q1", ["Museum", "Het Museum"]), ("Q2", ["Museum"]), ("Q3", ["Museum"])]
+        ("Q1", ["Museum", "Het Museum"]),
+        ("Q2", ["Museum"]),
+        ("Q3", ["Museum"]),
+    ]
     for linker in (ExactLinker(ents), FuzzyLinker(ents)):
         rec = linker.link("museum", context="")
         assert [c["kb_id"] for c in rec["candidates"]] == ["Q2", "Q1", "Q3"]
@@ -129,8 +153,9 @@ def test_ids_canonicalised_rows_merged_prior_then_file_order(tmp_path) -> None:
 def test_workers_do_not_change_the_output(tmp_path) -> None:
     rng = np.random.default_rng(1)
     names = ["".join(rng.choice(list("abcdefgh "), 12)) for _ in range(300)]
-    (tmp_path / "kb.tsv").write_text("kb_id\tlabel\n" + "".join(
-        f"Q{i}\t{n.strip() or 'x'}\n" for i, n in enumerate(names)))
+    (tmp_path / "kb.tsv").write_text(
+        "kb_id\tlabel\n" + "".join(f"Q{i}\t{n.strip() or 'x'}\n" for i, n in enumerate(names))
+    )
     mentions = [(f"m{i}", names[i][:-1]) for i in range(0, 300, 3)]
     one = FuzzyLinker(str(tmp_path / "kb.tsv"), workers=1, min_score=0.3).link_all(mentions)
     two = FuzzyLinker(str(tmp_path / "kb.tsv"), workers=2, min_score=0.3).link_all(mentions)

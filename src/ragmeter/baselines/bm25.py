@@ -27,7 +27,13 @@ __all__ = ["METHODS", "PRESETS", "BM25Index", "BM25System"]
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 PRESETS: dict[str, dict[str, Any]] = {
     # Anserini/Pyserini's defaults: what published Lucene BM25 baselines use
-    "default": {"method": "lucene", "k1": 0.9, "b": 0.4, "stopwords": "auto", "stemmer": "snowball"},
+    "default": {
+        "method": "lucene",
+        "k1": 0.9,
+        "b": 0.4,
+        "stopwords": "auto",
+        "stemmer": "snowball",
+    },
     # UltraRAG's bm25s backend: bm25s's own defaults, stopwords, no stemming
     "ultrarag": {"method": "lucene", "k1": 1.5, "b": 0.75, "stopwords": "auto", "stemmer": "none"},
 }
@@ -56,8 +62,14 @@ def resolve_params(
     if preset not in PRESETS:
         raise UsageError(f"--preset {preset!r} (expected {' or '.join(PRESETS)})")
     params = dict(PRESETS[preset], delta=0.5)
-    for key, value in (("method", method), ("k1", k1), ("b", b), ("delta", delta),
-                       ("stopwords", stopwords), ("stemmer", stemmer)):
+    for key, value in (
+        ("method", method),
+        ("k1", k1),
+        ("b", b),
+        ("delta", delta),
+        ("stopwords", stopwords),
+        ("stemmer", stemmer),
+    ):
         if value is not None:
             params[key] = value
     if params["method"] not in METHODS:
@@ -76,8 +88,9 @@ def _as_corpus(corpus: Any) -> Corpus:
 class BM25Index:
     """A BM25 index over a corpus; :meth:`search` gives runs in evaluation order."""
 
-    def __init__(self, retriever: Any, ids: list[str], analyzer: Analyzer, params: dict,
-                 corpus_sha: str) -> None:
+    def __init__(
+        self, retriever: Any, ids: list[str], analyzer: Analyzer, params: dict, corpus_sha: str
+    ) -> None:
         self.retriever = retriever
         self.ids = ids
         self.analyzer = analyzer
@@ -123,7 +136,10 @@ class BM25Index:
             word_to_stem[i] = sid
         corpus_ids = [word_to_stem[row].tolist() if row else [] for row in docs_words]
         retriever = bm25s.BM25(
-            k1=params["k1"], b=params["b"], delta=params["delta"], method=params["method"],
+            k1=params["k1"],
+            b=params["b"],
+            delta=params["delta"],
+            method=params["method"],
             backend="numpy",
         )
         retriever.index((corpus_ids, vocab), show_progress=False)
@@ -159,19 +175,28 @@ class BM25Index:
         retriever.backend = "numpy"
         ids = json.loads((path / "ids.json").read_text(encoding="utf-8"))
         an = meta["analyzer"]
-        analyzer = Analyzer(an["language"], meta["params"]["stopwords"],
-                            meta["params"]["stemmer"])
+        analyzer = Analyzer(an["language"], meta["params"]["stopwords"], meta["params"]["stemmer"])
         return cls(retriever, ids, analyzer, meta["params"], meta["corpus_sha256"])
 
     @classmethod
-    def open(cls, directory: str | os.PathLike[str], corpus: Corpus, *, preset: str = "default",
-             language: str = "en", **options: Any) -> BM25Index:
+    def open(
+        cls,
+        directory: str | os.PathLike[str],
+        corpus: Corpus,
+        *,
+        preset: str = "default",
+        language: str = "en",
+        **options: Any,
+    ) -> BM25Index:
         """Reuse the index in ``directory`` when corpus, analyzer and parameters match; else
         build, save and record why in :attr:`rebuild_reason`."""
         params = resolve_params(preset, **options)
         analyzer = Analyzer(language, params["stopwords"], params["stemmer"])
-        want = {"corpus_sha256": corpus_hash(corpus), "analyzer": analyzer.settings(),
-                "params": params}
+        want = {
+            "corpus_sha256": corpus_hash(corpus),
+            "analyzer": analyzer.settings(),
+            "params": params,
+        }
         path = Path(directory)
         reason = "no saved index"
         if (path / MANIFEST).is_file():
@@ -179,8 +204,7 @@ class BM25Index:
                 have = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 have = {}
-            changed = [k for k in ("corpus_sha256", "analyzer", "params")
-                       if have.get(k) != want[k]]
+            changed = [k for k in ("corpus_sha256", "analyzer", "params") if have.get(k) != want[k]]
             if have.get("bm25s") != import_bm25s().__version__:
                 changed.append("bm25s version")
             if not changed:
@@ -226,11 +250,19 @@ class BM25System:
     :meth:`BM25Index.build`'s. ``index`` names a directory to reuse a saved index from.
     """
 
-    def __init__(self, corpus: Any, *, preset: str = "default", language: str = "en",
-                 index: str | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        corpus: Any,
+        *,
+        preset: str = "default",
+        language: str = "en",
+        index: str | None = None,
+        **options: Any,
+    ) -> None:
         if index is not None:
-            self.index = BM25Index.open(index, _as_corpus(corpus), preset=preset,
-                                        language=language, **options)
+            self.index = BM25Index.open(
+                index, _as_corpus(corpus), preset=preset, language=language, **options
+            )
         else:
             self.index = BM25Index.build(corpus, preset=preset, language=language, **options)
 

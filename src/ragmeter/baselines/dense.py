@@ -22,7 +22,7 @@ from ragmeter.baselines.inputs import Corpus
 from ragmeter.baselines.runs import BaselineRun, id_order, select_top_k
 from ragmeter.io.files import atomic_write
 
-__all__ = ["DenseSystem", "Embedder", "DenseIndex", "dense_search", "embedder_identity"]
+__all__ = ["DenseIndex", "DenseSystem", "Embedder", "dense_search", "embedder_identity"]
 
 QUERY_BATCH = 128
 
@@ -62,11 +62,17 @@ def _windows(text: str, words: int | None, stride: int | None) -> list[str]:
     return [w for w in out if w] or [text]
 
 
-def cache_key(embedder: Any, corpus: Corpus, chunk_words: int | None,
-              chunk_stride: int | None) -> str:
+def cache_key(
+    embedder: Any, corpus: Corpus, chunk_words: int | None, chunk_stride: int | None
+) -> str:
     h = hashlib.sha256()
-    head = {"embedder": embedder_identity(embedder), "max_seq_length": _max_seq_length(embedder),
-            "chunk_words": chunk_words, "chunk_stride": chunk_stride, "fields": "title+text"}
+    head = {
+        "embedder": embedder_identity(embedder),
+        "max_seq_length": _max_seq_length(embedder),
+        "chunk_words": chunk_words,
+        "chunk_stride": chunk_stride,
+        "fields": "title+text",
+    }
     h.update(json.dumps(head, sort_keys=True).encode())
     for doc, text in zip(corpus.ids, corpus.texts, strict=True):
         h.update(doc.encode("utf-8") + b"\0" + text.encode("utf-8") + b"\0")
@@ -85,9 +91,15 @@ class DenseIndex:
     warnings: list[str] = field(default_factory=list)
 
     @classmethod
-    def build(cls, corpus: Corpus, embedder: Any, *, cache_dir: str | os.PathLike[str] | None
-              = None, chunk_words: int | None = None, chunk_stride: int | None = None
-              ) -> DenseIndex:
+    def build(
+        cls,
+        corpus: Corpus,
+        embedder: Any,
+        *,
+        cache_dir: str | os.PathLike[str] | None = None,
+        chunk_words: int | None = None,
+        chunk_stride: int | None = None,
+    ) -> DenseIndex:
         windows: list[str] = []
         owner: list[int] = []
         for i, text in enumerate(corpus.texts):
@@ -108,15 +120,21 @@ class DenseIndex:
             Path(cache_dir).mkdir(parents=True, exist_ok=True)
             with atomic_write(Path(cache_dir) / f"{key}.npy", "wb") as fh:
                 np.save(fh, matrix)
-            meta = {"embedder": embedder_identity(embedder), "documents": len(corpus),
-                    "rows": len(windows), "chunk_words": chunk_words,
-                    "chunk_stride": chunk_stride, "truncated": truncated}
+            meta = {
+                "embedder": embedder_identity(embedder),
+                "documents": len(corpus),
+                "rows": len(windows),
+                "chunk_words": chunk_words,
+                "chunk_stride": chunk_stride,
+                "truncated": truncated,
+            }
             with atomic_write(Path(cache_dir) / f"{key}.json") as fh:
                 fh.write(json.dumps(meta, indent=1))
         return cls(list(corpus.ids), matrix, owner_arr, truncated=truncated)
 
-    def search(self, embedder: Any, queries: Sequence[tuple[str, str]], k: int = 100
-               ) -> BaselineRun:
+    def search(
+        self, embedder: Any, queries: Sequence[tuple[str, str]], k: int = 100
+    ) -> BaselineRun:
         """Exact top-k by cosine (best window per document), ties by id descending."""
         id_key = id_order(self.ids)
         qids = [q for q, _ in queries]
@@ -146,26 +164,40 @@ def _count_truncated(embedder: Any, texts: Sequence[str]) -> int | None:
     return sum(n > limit for n in lengths)
 
 
-def dense_search(corpus: Corpus, queries: Sequence[tuple[str, str]], k: int = 100, *,
-                 embedder: Any = None, cache_dir: str | os.PathLike[str] | None = None,
-                 chunk_words: int | None = None, chunk_stride: int | None = None
-                 ) -> BaselineRun:
+def dense_search(
+    corpus: Corpus,
+    queries: Sequence[tuple[str, str]],
+    k: int = 100,
+    *,
+    embedder: Any = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    chunk_words: int | None = None,
+    chunk_stride: int | None = None,
+) -> BaselineRun:
     """Exact dense retrieval; ``embedder`` defaults to the bundled MiniLM."""
     if embedder is None:
         from ragmeter.answers.semantic import load_minilm
 
         embedder = load_minilm()
-    index = DenseIndex.build(corpus, embedder, cache_dir=cache_dir, chunk_words=chunk_words,
-                             chunk_stride=chunk_stride)
+    index = DenseIndex.build(
+        corpus, embedder, cache_dir=cache_dir, chunk_words=chunk_words, chunk_stride=chunk_stride
+    )
     return index.search(embedder, queries, k)
 
 
 class DenseSystem:
     """Dense retrieval as a live system (``call: ragmeter.baselines:DenseSystem``)."""
 
-    def __init__(self, corpus: Any, *, embedder: Any = None, embedder_path: str | None = None,
-                 cache_dir: str | None = ".ragmeter/cache/embeddings",
-                 chunk_words: int | None = None, chunk_stride: int | None = None) -> None:
+    def __init__(
+        self,
+        corpus: Any,
+        *,
+        embedder: Any = None,
+        embedder_path: str | None = None,
+        cache_dir: str | None = ".ragmeter/cache/embeddings",
+        chunk_words: int | None = None,
+        chunk_stride: int | None = None,
+    ) -> None:
         from ragmeter.baselines.bm25 import _as_corpus
 
         if embedder is None:
@@ -173,8 +205,13 @@ class DenseSystem:
 
             embedder = load_minilm(path=embedder_path)
         self.embedder = embedder
-        self.index = DenseIndex.build(_as_corpus(corpus), embedder, cache_dir=cache_dir,
-                                      chunk_words=chunk_words, chunk_stride=chunk_stride)
+        self.index = DenseIndex.build(
+            _as_corpus(corpus),
+            embedder,
+            cache_dir=cache_dir,
+            chunk_words=chunk_words,
+            chunk_stride=chunk_stride,
+        )
 
     def retrieve(self, question: str, *, k: int = 100) -> list[tuple[str, float]]:
         return self.index.search(self.embedder, [("q", question)], k).results["q"]

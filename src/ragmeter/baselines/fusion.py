@@ -99,9 +99,16 @@ def rrf(
 class HybridSystem:
     """BM25 + dense fused by RRF as a live system (``call: ragmeter.baselines:HybridSystem``)."""
 
-    def __init__(self, corpus: Any, *, depth: int = 1000, rrf_k: float = 60,
-                 weights: Sequence[float] = (1.0, 1.0), bm25: Mapping[str, Any] | None = None,
-                 dense: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        corpus: Any,
+        *,
+        depth: int = 1000,
+        rrf_k: float = 60,
+        weights: Sequence[float] = (1.0, 1.0),
+        bm25: Mapping[str, Any] | None = None,
+        dense: Mapping[str, Any] | None = None,
+    ) -> None:
         from ragmeter.baselines.bm25 import BM25System, _as_corpus
         from ragmeter.baselines.dense import DenseSystem
 
@@ -111,7 +118,9 @@ class HybridSystem:
         self.depth, self.c, self.weights = depth, rrf_k, list(weights)
 
     def retrieve(self, question: str, *, k: int = 100) -> list[tuple[str, float]]:
-        runs = [{"q": self.bm25.retrieve(question, k=self.depth)},
-                {"q": self.dense.retrieve(question, k=self.depth)}]
+        runs = [
+            {"q": self.bm25.retrieve(question, k=self.depth)},
+            {"q": self.dense.retrieve(question, k=self.depth)},
+        ]
         fused = rrf(runs, k=k, c=self.c, weights=self.weights, depth=self.depth)
         return fused.results["q"]

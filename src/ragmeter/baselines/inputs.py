@@ -189,9 +189,7 @@ def read_queries(path: PathLike, *, fmt: str = "auto") -> list[tuple[str, str]]:
                     continue
                 parts = raw.rstrip("\r\n").split("\t", 1)
                 if len(parts) != 2:
-                    raise InputError(
-                        "no tab (expected qid<TAB>query text)", path=name, line=line
-                    )
+                    raise InputError("no tab (expected qid<TAB>query text)", path=name, line=line)
                 qid = _check_id(parts[0], "qid", "query", name, line)
                 _unique(seen, qid, "query", name, line)
                 out.append((qid, parts[1]))
@@ -199,12 +197,16 @@ def read_queries(path: PathLike, *, fmt: str = "auto") -> list[tuple[str, str]]:
         for line, obj in iter_jsonl(path, allow_empty=True):
             pairs = obj.get("qa_pairs") or []
             if not isinstance(pairs, list):
-                raise InputError("qa_pairs is not a list (expected a list of objects)", path=name,
-                                 line=line)
+                raise InputError(
+                    "qa_pairs is not a list (expected a list of objects)", path=name, line=line
+                )
             for qa in pairs:
                 if not isinstance(qa, Mapping) or "qid" not in qa:
-                    raise InputError("a qa_pairs entry has no qid (expected {qid, question})",
-                                     path=name, line=line)
+                    raise InputError(
+                        "a qa_pairs entry has no qid (expected {qid, question})",
+                        path=name,
+                        line=line,
+                    )
                 qid = _check_id(qa["qid"], "qid", "query", name, line)
                 _unique(seen, qid, "query", name, line)
                 text = qa.get("question")
@@ -219,8 +221,9 @@ def read_queries(path: PathLike, *, fmt: str = "auto") -> list[tuple[str, str]]:
         for line, obj in iter_jsonl(path, allow_empty=True):
             key = _pick(obj, QID_FIELDS)
             if key is None:
-                raise InputError("no query id (expected a key id, _id or qid)", path=name,
-                                 line=line)
+                raise InputError(
+                    "no query id (expected a key id, _id or qid)", path=name, line=line
+                )
             qid = _check_id(obj[key], key, "query", name, line)
             _unique(seen, qid, "query", name, line)
             tkey = _pick(obj, QUERY_FIELDS)
@@ -233,8 +236,9 @@ def read_queries(path: PathLike, *, fmt: str = "auto") -> list[tuple[str, str]]:
                 )
             out.append((qid, text))
     else:
-        raise InputError(f"unknown queries format {fmt!r} (expected auto, jsonl, tsv or ragmeter)",
-                         path=name)
+        raise InputError(
+            f"unknown queries format {fmt!r} (expected auto, jsonl, tsv or ragmeter)", path=name
+        )
     if not out:
         raise InputError("no queries (expected at least one query)", path=name)
     return out
@@ -249,8 +253,9 @@ def _canonical(value: Any, name: str, line: int) -> str:
         )
     kb = canonical_kb_id(value)
     if kb is None:
-        raise InputError(f"kb_id {value!r} is a NIL id (expected an entity id)", path=name,
-                         line=line)
+        raise InputError(
+            f"kb_id {value!r} is a NIL id (expected an entity id)", path=name, line=line
+        )
     return kb
 
 
@@ -260,11 +265,11 @@ def _prior(value: Any, name: str, line: int) -> float:
     try:
         prior = float(value)
     except (TypeError, ValueError):
-        raise InputError(f"prior {value!r} is not a number (expected a number)", path=name,
-                         line=line) from None
+        raise InputError(
+            f"prior {value!r} is not a number (expected a number)", path=name, line=line
+        ) from None
     if prior != prior or prior in (float("inf"), float("-inf")):
-        raise InputError(f"prior {value!r} is not finite (expected a number)", path=name,
-                         line=line)
+        raise InputError(f"prior {value!r} is not finite (expected a number)", path=name, line=line)
     return prior
 
 
@@ -289,8 +294,9 @@ def read_labels(path: PathLike) -> list[Entity]:
         with open_text(path) as fh:
             rows = [(i, r.rstrip("\r\n")) for i, r in enumerate(fh, start=1) if r.strip()]
         if not rows:
-            raise InputError("the label file is empty (expected a header kb_id<TAB>label)",
-                             path=name)
+            raise InputError(
+                "the label file is empty (expected a header kb_id<TAB>label)", path=name
+            )
         hline, header = rows[0]
         cols = header.split("\t")
         if "kb_id" not in cols or "label" not in cols:
@@ -313,8 +319,11 @@ def read_labels(path: PathLike) -> list[Entity]:
             label = cells[where["label"]].strip()
             if not label:
                 raise InputError("empty label (expected the entity's name)", path=name, line=line)
-            aliases = [a.strip() for a in cells[where["aliases"]].split("|")] if "aliases" in \
-                where else []
+            aliases = (
+                [a.strip() for a in cells[where["aliases"]].split("|")]
+                if "aliases" in where
+                else []
+            )
             prior = _prior(cells[where["prior"]], name, line) if "prior" in where else 0.0
             _add_entity(out, kb, [label, *(a for a in aliases if a)], prior)
     else:
@@ -329,16 +338,20 @@ def read_labels(path: PathLike) -> list[Entity]:
                 )
             aliases = obj.get("aliases") or []
             if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
-                raise InputError("aliases is not a list of strings (expected [str, ...])",
-                                 path=name, line=line)
+                raise InputError(
+                    "aliases is not a list of strings (expected [str, ...])", path=name, line=line
+                )
             prior = obj.get("prior")
             if isinstance(prior, bool):
                 prior = "true" if prior else "false"
-            _add_entity(out, kb, [label.strip(), *(a.strip() for a in aliases if a.strip())],
-                        _prior(prior, name, line))
+            _add_entity(
+                out,
+                kb,
+                [label.strip(), *(a.strip() for a in aliases if a.strip())],
+                _prior(prior, name, line),
+            )
     if not out:
-        raise InputError("the label file has no entities (expected one row per entity)",
-                         path=name)
+        raise InputError("the label file has no entities (expected one row per entity)", path=name)
     return list(out.values())
 
 

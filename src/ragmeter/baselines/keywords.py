@@ -47,8 +47,12 @@ class KeywordClassifier:
     """A keyword table; ``predict`` gives ``{id, label, scores, matched}`` records and
     ``classify`` makes it a live system (``call: ragmeter.baselines:KeywordClassifier``)."""
 
-    def __init__(self, table: str | os.PathLike[str] | Mapping[str, Any] = "heritage", *,
-                 multi_label: bool = False) -> None:
+    def __init__(
+        self,
+        table: str | os.PathLike[str] | Mapping[str, Any] = "heritage",
+        *,
+        multi_label: bool = False,
+    ) -> None:
         if isinstance(table, Mapping):
             self._setup(table, None, None)
         else:
@@ -81,14 +85,17 @@ class KeywordClassifier:
             raise err("the keyword table is not a mapping (expected labels, keywords)")
         unknown = sorted(set(data) - {"name", "labels", "fallback", "keywords", "exclude"})
         if unknown:
-            raise err(f"unknown key {unknown[0]!r} (expected name, labels, fallback, keywords, "
-                      "exclude)", unknown[0])
+            raise err(
+                f"unknown key {unknown[0]!r} (expected name, labels, fallback, keywords, exclude)",
+                unknown[0],
+            )
         labels = data.get("labels")
-        if not isinstance(labels, list) or not labels or not all(
-            isinstance(x, str) and x for x in labels
+        if (
+            not isinstance(labels, list)
+            or not labels
+            or not all(isinstance(x, str) and x for x in labels)
         ):
-            raise err("labels is not a list of label strings (expected e.g. [M, A, L])",
-                      "labels")
+            raise err("labels is not a list of label strings (expected e.g. [M, A, L])", "labels")
         self.name = str(data.get("name") or path or "keywords")
         self.labels: list[str] = list(labels)
         fallback = data.get("fallback")
@@ -103,13 +110,20 @@ class KeywordClassifier:
                 raise err(f"{section} is not a mapping (expected label: [words])", section)
             for label, words in block.items():
                 if label not in self.keywords:
-                    raise err(f"{section} names label {label!r}, which is not in labels "
-                              f"(expected one of {', '.join(self.labels)})", section, label)
+                    raise err(
+                        f"{section} names label {label!r}, which is not in labels "
+                        f"(expected one of {', '.join(self.labels)})",
+                        section,
+                        label,
+                    )
                 if not isinstance(words, list) or not all(
                     isinstance(w, str) and _WORD.search(w) for w in words
                 ):
-                    raise err(f"{section}.{label} is not a list of words (expected [word, ...])",
-                              section, label)
+                    raise err(
+                        f"{section}.{label} is not a list of words (expected [word, ...])",
+                        section,
+                        label,
+                    )
                 if section == "keywords":
                     self.keywords[label] = [_parse_keyword(w) for w in words]
                 else:
@@ -136,8 +150,7 @@ class KeywordClassifier:
 
     def predict_one(self, text: str) -> dict[str, Any]:
         counts, matched, first = self.scores(text)
-        ranked = sorted(counts, key=lambda lab: (-counts[lab], first[lab],
-                                                 self.labels.index(lab)))
+        ranked = sorted(counts, key=lambda lab: (-counts[lab], first[lab], self.labels.index(lab)))
         rec: dict[str, Any] = {"label": ranked[0] if ranked else self.fallback}
         if self.multi_label:
             rec["secondary_labels"] = ranked[1:]

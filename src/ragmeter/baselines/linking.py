@@ -83,8 +83,10 @@ class ExactLinker:
 
     def link(self, mention: str, *, context: str = "") -> dict[str, Any]:
         out = self.link_one(mention)
-        return {"candidates": [{"kb_id": c["kb_id"], "score": c["score"]}
-                               for c in out["candidates"]], "nil": out["nil"]}
+        return {
+            "candidates": [{"kb_id": c["kb_id"], "score": c["score"]} for c in out["candidates"]],
+            "nil": out["nil"],
+        }
 
     def link_all(self, mentions: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
         """``[(mention_id, mention)]`` → ``[{mention_id, candidates, nil}]``."""
@@ -94,9 +96,17 @@ class ExactLinker:
 class FuzzyLinker:
     """rapidfuzz scoring against every name (``call: ragmeter.baselines:FuzzyLinker``)."""
 
-    def __init__(self, labels: Any, *, k: int = 10, scorer: str = "token_sort_ratio",
-                 min_score: float = 0.60, nil_threshold: float = 0.85,
-                 fold_accents: bool = False, workers: int = -1) -> None:
+    def __init__(
+        self,
+        labels: Any,
+        *,
+        k: int = 10,
+        scorer: str = "token_sort_ratio",
+        min_score: float = 0.60,
+        nil_threshold: float = 0.85,
+        fold_accents: bool = False,
+        workers: int = -1,
+    ) -> None:
         rf = _rapidfuzz()
         if scorer not in SCORERS:
             raise UsageError(f"--scorer {scorer!r} (expected one of {', '.join(SCORERS)})")
@@ -123,23 +133,33 @@ class FuzzyLinker:
         out = []
         keys = [normalise(t, fold_accents=self.fold_accents) for t in texts]
         for lo in range(0, len(keys), CHUNK):
-            block = process.cdist(keys[lo : lo + CHUNK], self.keys, scorer=self.scorer,
-                                  processor=None, dtype=np.float64, workers=self.workers)
+            block = process.cdist(
+                keys[lo : lo + CHUNK],
+                self.keys,
+                scorer=self.scorer,
+                processor=None,
+                dtype=np.float64,
+                workers=self.workers,
+            )
             best = np.maximum.reduceat(block, self._starts, axis=1) / 100.0
             arg = _best_name(block, self._starts)
             for row, names in zip(best, arg, strict=True):
                 keep = np.flatnonzero(row >= self.min_score)
                 order = keep[np.lexsort((self._order[keep], self._prior[keep], -row[keep]))]
-                cands = [_candidate(self.entities[i], float(row[i]), self.names[names[i]])
-                         for i in order[: self.k].tolist()]
+                cands = [
+                    _candidate(self.entities[i], float(row[i]), self.names[names[i]])
+                    for i in order[: self.k].tolist()
+                ]
                 nil = not cands or cands[0]["score"] < self.nil_threshold
                 out.append({"candidates": cands, "nil": bool(nil)})
         return out
 
     def link(self, mention: str, *, context: str = "") -> dict[str, Any]:
         rec = self._records([mention])[0]
-        return {"candidates": [{"kb_id": c["kb_id"], "score": c["score"]}
-                               for c in rec["candidates"]], "nil": rec["nil"]}
+        return {
+            "candidates": [{"kb_id": c["kb_id"], "score": c["score"]} for c in rec["candidates"]],
+            "nil": rec["nil"],
+        }
 
     def link_all(self, mentions: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
         recs = self._records([t for _, t in mentions])
@@ -166,17 +186,31 @@ def _as_entities(labels: Any) -> list[Entity]:
     return ents
 
 
-def link_exact(mentions: Sequence[tuple[str, str]], labels: Any, *, k: int = 10,
-               fold_accents: bool = False) -> list[dict[str, Any]]:
+def link_exact(
+    mentions: Sequence[tuple[str, str]], labels: Any, *, k: int = 10, fold_accents: bool = False
+) -> list[dict[str, Any]]:
     """Exact links for ``[(mention_id, mention)]``."""
     return ExactLinker(labels, k=k, fold_accents=fold_accents).link_all(mentions)
 
 
-def link_fuzzy(mentions: Sequence[tuple[str, str]], labels: Any, *, k: int = 10,
-               scorer: str = "token_sort_ratio", min_score: float = 0.60,
-               nil_threshold: float = 0.85, fold_accents: bool = False, workers: int = -1
-               ) -> list[dict[str, Any]]:
+def link_fuzzy(
+    mentions: Sequence[tuple[str, str]],
+    labels: Any,
+    *,
+    k: int = 10,
+    scorer: str = "token_sort_ratio",
+    min_score: float = 0.60,
+    nil_threshold: float = 0.85,
+    fold_accents: bool = False,
+    workers: int = -1,
+) -> list[dict[str, Any]]:
     """Fuzzy links for ``[(mention_id, mention)]``."""
-    return FuzzyLinker(labels, k=k, scorer=scorer, min_score=min_score,
-                       nil_threshold=nil_threshold, fold_accents=fold_accents,
-                       workers=workers).link_all(mentions)
+    return FuzzyLinker(
+        labels,
+        k=k,
+        scorer=scorer,
+        min_score=min_score,
+        nil_threshold=nil_threshold,
+        fold_accents=fold_accents,
+        workers=workers,
+    ).link_all(mentions)

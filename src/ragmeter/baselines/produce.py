@@ -100,10 +100,13 @@ def entities_records(
             }
         if sid in links:
             rec["entity_linking"] = [
-                {"mention_id": r["mention_id"],
-                 "candidates": [{"kb_id": c["kb_id"], "score": c["score"]}
-                                for c in r["candidates"]],
-                 "nil": r["nil"]}
+                {
+                    "mention_id": r["mention_id"],
+                    "candidates": [
+                        {"kb_id": c["kb_id"], "score": c["score"]} for c in r["candidates"]
+                    ],
+                    "nil": r["nil"],
+                }
                 for r in links[sid]
             ]
         out.append(rec)

@@ -74,7 +74,7 @@ def order_pairs(pairs: Mapping[str, float]) -> list[tuple[str, float]]:
     return sorted(pairs.items(), key=lambda p: (-p[1], _neg_bytes(p[0])))
 
 
-class _neg_bytes:  # noqa: N801 - a sort key, used like a function
+class _neg_bytes:  # a sort key, used like a function
     """Sort key that orders strings by UTF-8 bytes, descending."""
 
     __slots__ = ("b",)

@@ -17,21 +17,28 @@ import typer
 Opt = typer.Option
 
 
-def _corpus(path: Path, id_field: str | None, text_field: str | None, title_field: str,
-            no_title: bool) -> Any:
+def _corpus(
+    path: Path, id_field: str | None, text_field: str | None, title_field: str, no_title: bool
+) -> Any:
     from ragmeter.baselines.inputs import read_corpus
 
-    return read_corpus(path, id_field=id_field, text_field=text_field,
-                       title_field=None if no_title else title_field)
+    return read_corpus(
+        path,
+        id_field=id_field,
+        text_field=text_field,
+        title_field=None if no_title else title_field,
+    )
 
 
-def _finish(output: Path, side: Any, as_json: bool, corpus: Any = None, run: Any = None,
-            command: str = "") -> None:
+def _finish(
+    output: Path, side: Any, as_json: bool, corpus: Any = None, run: Any = None, command: str = ""
+) -> None:
     from ragmeter.baselines.produce import write_sidecar
 
     if corpus is not None and corpus.empty:
-        side.warn(f"{corpus.empty} documents have an empty text and can never be retrieved",
-                  command)
+        side.warn(
+            f"{corpus.empty} documents have an empty text and can never be retrieved", command
+        )
     if run is not None and run.empty:
         side.data["queries_without_results"] = list(run.empty)
         side.warn(
@@ -45,8 +52,19 @@ def _finish(output: Path, side: Any, as_json: bool, corpus: Any = None, run: Any
         typer.echo(json.dumps(side.data, indent=1, ensure_ascii=False))
 
 
-def do_bm25(corpus: Any, queries: list, output: Path, *, k: int, preset: str, language: str,
-            index: Path | None, tag: str, side: Any, **params: Any) -> Any:
+def do_bm25(
+    corpus: Any,
+    queries: list,
+    output: Path,
+    *,
+    k: int,
+    preset: str,
+    language: str,
+    index: Path | None,
+    tag: str,
+    side: Any,
+    **params: Any,
+) -> Any:
     from ragmeter.baselines.bm25 import BM25Index
     from ragmeter.baselines.runs import write_run
 
@@ -104,16 +122,32 @@ def register(app: typer.Typer) -> None:
         from ragmeter.baselines.inputs import read_queries
         from ragmeter.baselines.produce import Sidecar
 
-        params = dict(method=method, k1=k1, b=b, delta=delta, stopwords=stopwords,
-                      stemmer=stemmer)
+        params = {
+            "method": method,
+            "k1": k1,
+            "b": b,
+            "delta": delta,
+            "stopwords": stopwords,
+            "stemmer": stemmer,
+        }
         resolve_params(preset, **params)  # usage errors before any input is read
         docs = _corpus(corpus, id_field, text_field, title_field, no_title)
         qs = read_queries(queries, fmt=queries_format)
         side = Sidecar("bm25", {"k": k, "preset": preset, "language": language, "tag": tag})
         side.input(corpus, len(docs), "corpus")
         side.input(queries, len(qs), "queries")
-        run = do_bm25(docs, qs, output, k=k, preset=preset, language=language, index=index,
-                      tag=tag, side=side, **params)
+        run = do_bm25(
+            docs,
+            qs,
+            output,
+            k=k,
+            preset=preset,
+            language=language,
+            index=index,
+            tag=tag,
+            side=side,
+            **params,
+        )
         _finish(output, side, as_json, docs, run, "ragmeter baseline bm25")
         return 0
 
@@ -143,17 +177,33 @@ def register(app: typer.Typer) -> None:
         docs = read_corpus(corpus)
         qs = read_queries(queries, fmt=queries_format)
         embedder = load_minilm(path=embedder_path, device=device)
-        side = Sidecar("dense", {"k": k, "chunk_words": chunk_words,
-                                 "chunk_stride": chunk_stride, "tag": tag, "device": device})
+        side = Sidecar(
+            "dense",
+            {
+                "k": k,
+                "chunk_words": chunk_words,
+                "chunk_stride": chunk_stride,
+                "tag": tag,
+                "device": device,
+            },
+        )
         side.input(corpus, len(docs), "corpus")
         side.input(queries, len(qs), "queries")
-        index = DenseIndex.build(docs, embedder, cache_dir=None if no_cache else cache_dir,
-                                 chunk_words=chunk_words, chunk_stride=chunk_stride)
+        index = DenseIndex.build(
+            docs,
+            embedder,
+            cache_dir=None if no_cache else cache_dir,
+            chunk_words=chunk_words,
+            chunk_stride=chunk_stride,
+        )
         side.data["truncated_documents"] = index.truncated
         side.data["embedding_cache_hit"] = index.cache_hit
         if index.truncated:
-            side.warn(f"{index.truncated} documents exceed the model's input length and were "
-                      "truncated (see --chunk-words)", "ragmeter baseline dense")
+            side.warn(
+                f"{index.truncated} documents exceed the model's input length and were "
+                "truncated (see --chunk-words)",
+                "ragmeter baseline dense",
+            )
         side.lap("encode")
         run = index.search(embedder, qs, k)
         write_run(run, output, tag=tag)
@@ -180,8 +230,10 @@ def register(app: typer.Typer) -> None:
         w = _floats(weights, "--weights")
         names = source_names.split(",") if source_names else [p.stem for p in runs]
         inputs = [read_any_run(p) for p in runs]
-        side = Sidecar("rrf", {"k": k, "depth": depth, "rrf_k": rrf_k, "weights": w,
-                               "sources": names, "tag": tag})
+        side = Sidecar(
+            "rrf",
+            {"k": k, "depth": depth, "rrf_k": rrf_k, "weights": w, "sources": names, "tag": tag},
+        )
         for p, r in zip(runs, inputs, strict=True):
             side.input(p, len(r.qids), "run")
         fused = rrf(inputs, k=k, c=rrf_k, weights=w, depth=depth, names=names)
@@ -215,16 +267,25 @@ def register(app: typer.Typer) -> None:
         w = _floats(weights, "--weights")
         docs = read_corpus(corpus)
         qs = read_queries(queries)
-        side = Sidecar("hybrid", {"k": k, "depth": depth, "rrf_k": rrf_k, "weights": w,
-                                  "language": language, "tag": tag})
+        side = Sidecar(
+            "hybrid",
+            {
+                "k": k,
+                "depth": depth,
+                "rrf_k": rrf_k,
+                "weights": w,
+                "language": language,
+                "tag": tag,
+            },
+        )
         side.input(corpus, len(docs), "corpus")
         side.input(queries, len(qs), "queries")
         lexical = BM25Index.build(docs, language=language).search(qs, depth)
         embedder = load_minilm()
-        semantic = DenseIndex.build(docs, embedder, cache_dir=cache_dir).search(embedder, qs,
-                                                                               depth)
-        fused = rrf([lexical, semantic], k=k, c=rrf_k, weights=w, depth=depth,
-                    names=["bm25", "dense"])
+        semantic = DenseIndex.build(docs, embedder, cache_dir=cache_dir).search(embedder, qs, depth)
+        fused = rrf(
+            [lexical, semantic], k=k, c=rrf_k, weights=w, depth=depth, names=["bm25", "dense"]
+        )
         write_run(fused, output, tag=tag)
         _finish(output, side, as_json, docs, command="ragmeter baseline hybrid")
         return 0
@@ -271,14 +332,28 @@ def register(app: typer.Typer) -> None:
         if method not in ("exact", "fuzzy"):
             from ragmeter.errors import UsageError
 
-            raise UsageError(f"ragmeter baseline link: method {method!r} (expected exact or "
-                             "fuzzy)")
-        records, n_ents, n_ments, _ = link_records(method, labels, mentions, k=k, scorer=scorer,
-                                                min_score=min_score, nil_threshold=nil_threshold,
-                                                fold_accents=fold_accents, workers=workers)
-        side = Sidecar(f"link-{method}", {"k": k, "scorer": scorer, "min_score": min_score,
-                                          "nil_threshold": nil_threshold,
-                                          "fold_accents": fold_accents})
+            raise UsageError(f"ragmeter baseline link: method {method!r} (expected exact or fuzzy)")
+        records, n_ents, n_ments, _ = link_records(
+            method,
+            labels,
+            mentions,
+            k=k,
+            scorer=scorer,
+            min_score=min_score,
+            nil_threshold=nil_threshold,
+            fold_accents=fold_accents,
+            workers=workers,
+        )
+        side = Sidecar(
+            f"link-{method}",
+            {
+                "k": k,
+                "scorer": scorer,
+                "min_score": min_score,
+                "nil_threshold": nil_threshold,
+                "fold_accents": fold_accents,
+            },
+        )
         side.input(labels, n_ents, "labels")
         side.input(mentions, n_ments, "mentions")
         write_jsonl(output, records)
@@ -312,14 +387,21 @@ def read_texts(path: Path, id_field: str = "id", text_field: str = "text") -> li
     for line, obj in iter_jsonl(path):
         sid, text = obj.get(id_field), obj.get(text_field)
         if not isinstance(sid, str) or not sid:
-            raise InputError(f"{id_field} is {json_type(sid)} (expected a non-empty string)",
-                             path=name, line=line)
+            raise InputError(
+                f"{id_field} is {json_type(sid)} (expected a non-empty string)",
+                path=name,
+                line=line,
+            )
         if sid in seen:
-            raise InputError(f"id {sid!r} appears twice (first at line {seen[sid]})",
-                             path=name, line=line)
+            raise InputError(
+                f"id {sid!r} appears twice (first at line {seen[sid]})", path=name, line=line
+            )
         if not isinstance(text, str):
-            raise InputError(f"{text_field} is {json_type(text)} (expected the sample's text)",
-                             path=name, line=line)
+            raise InputError(
+                f"{text_field} is {json_type(text)} (expected the sample's text)",
+                path=name,
+                line=line,
+            )
         seen[sid] = line
         out.append((sid, text))
     return out

