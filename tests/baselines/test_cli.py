@@ -29,25 +29,12 @@ def _kb(tmp_path: Path) -> str:
     return str(path)
 
 
-def test_example_bm25_run_is_the_baseline_output(tmp_path) -> None:
-    out = tmp_path / "bm25.trec"
-    res = invoke(
-        "baseline",
-        "bm25",
-        "--corpus",
-        CORPUS,
-        "--queries",
-        GOLD,
-        "-o",
-        str(out),
-        "-k",
-        "10",
-        "--tag",
-        "bm25-v3",
-    )
+def test_example_bm25_baseline_is_the_command_output(tmp_path) -> None:
+    out = tmp_path / "baseline-bm25.trec"
+    res = invoke("baseline", "bm25", "--corpus", CORPUS, "--queries", GOLD, "-o", str(out))
     assert res.code == 0, res.stderr
-    assert out.read_bytes() == (EXAMPLE / "outputs" / "bm25.trec").read_bytes()
-    meta = json.loads((tmp_path / "bm25.trec.meta.json").read_text())
+    assert out.read_bytes() == (EXAMPLE / "outputs" / "baseline-bm25.trec").read_bytes()
+    meta = json.loads((tmp_path / "baseline-bm25.trec.meta.json").read_text())
     assert meta["options"]["k1"] == 0.9 and meta["options"]["b"] == 0.4
     assert [i["count"] for i in meta["inputs"]] == [68, 60]
 
