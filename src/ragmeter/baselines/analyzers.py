@@ -70,8 +70,9 @@ def _numba_hidden() -> Iterator[None]:
 
 def import_bm25s(command: str = "ragmeter baseline bm25") -> Any:
     """``bm25s``, imported with numba hidden, or a usage error naming the extra."""
-    if "bm25s" in sys.modules:
-        return sys.modules["bm25s"]
+    loaded = sys.modules.get("bm25s")
+    if loaded is not None:
+        return loaded
     try:
         with _numba_hidden():
             import bm25s
