@@ -343,3 +343,56 @@ def test_bm25_system_through_ragmeter_run(tmp_path, monkeypatch) -> None:
     assert live == res.results["file"]["retrieval"].aggregates
     assert live["nDCG@10"].value == pytest.approx(0.9702, abs=1e-4)
     assert res.results["types"]["classification"].aggregates["accuracy"].value > 0.5
+
+
+def test_all_on_the_dev_split_uses_only_its_samples(tmp_path) -> None:
+    from ragmeter.io.split_manifest import write_manifest
+    from ragmeter.stats.datasets.manifest import build_manifest
+
+    ids = [r["id"] for r in GOLD_ROWS]
+    manifest = build_manifest(
+        method="manual", seed=0, settings={}, splits={"dev": ids[:12], "test": ids[12:]}
+    )
+    write_manifest(tmp_path / "m.json", manifest)
+    res = invoke(
+        "baseline",
+        "all",
+        "--gold",
+        GOLD,
+        "--corpus",
+        CORPUS,
+        "--no-dense",
+        "--split",
+        "dev",
+        "--manifest",
+        str(tmp_path / "m.json"),
+        "-o",
+        str(tmp_path / "b"),
+    )
+    assert res.code == 0, res.stderr
+    qids = {ln.split()[0] for ln in (tmp_path / "b" / "bm25.trec").read_text().splitlines()}
+    assert qids == {f"{i}-q1" for i in ids[:12]}
+    types = (tmp_path / "b" / "types.jsonl").read_text().splitlines()
+    assert [json.loads(t)["id"] for t in types] == ids[:12]
+    meta = json.loads((tmp_path / "b" / "bm25.trec.meta.json").read_text())
+    assert meta["split"] == "dev" and meta["inputs"][0]["path"] == GOLD
+    res = invoke(
+        "baseline",
+        "all",
+        "--gold",
+        GOLD,
+        "--corpus",
+        CORPUS,
+        "--no-dense",
+        "--split",
+        "train",
+        "--manifest",
+        str(tmp_path / "m.json"),
+        "-o",
+        str(tmp_path / "c"),
+    )
+    assert res.code == 2
+    assert res.stderr == (
+        f"ragmeter baseline all: --split 'train' is not in {tmp_path}/m.json (it has dev, test)\n"
+    )
+    assert not (tmp_path / "c").exists()
