@@ -396,3 +396,60 @@ def test_all_on_the_dev_split_uses_only_its_samples(tmp_path) -> None:
         f"ragmeter baseline all: --split 'train' is not in {tmp_path}/m.json (it has dev, test)\n"
     )
     assert not (tmp_path / "c").exists()
+
+
+def test_warnings_sidecar_index_reuse_and_jsonl_runs(tmp_path) -> None:
+    corpus = write_jsonl(tmp_path / "c.jsonl", [
+        {"id": "d1", "text": "the town museum"}, {"id": "d2", "title": "", "text": " "},
+        {"id": "d3", "text": "museum of the county archive"},
+    ])  # fmt: skip
+    queries = tmp_path / "q.tsv"
+    queries.write_text("q1\tcounty museum\nq2\tthe of and\nq3\tzebra\n")
+    args = ("baseline", "bm25", "--corpus", str(corpus), "--queries", str(queries),
+            "--index", str(tmp_path / "idx"))  # fmt: skip
+    res = invoke(*args, "-o", str(tmp_path / "r.trec"))
+    assert res.code == 0
+    assert res.stderr.splitlines() == [
+        "ragmeter baseline bm25: warning: 1 documents have an empty text and can never be "
+        "retrieved",
+        "ragmeter baseline bm25: warning: 2 queries have no results (first: q2); evaluate with "
+        "ragmeter trec -c so that they count as 0",
+    ]
+    meta = json.loads((tmp_path / "r.trec.meta.json").read_text())
+    assert meta["queries_without_results"] == ["q2", "q3"]
+    assert meta["index"] == {"path": str(tmp_path / "idx"), "reused": False}
+    res = invoke(*args, "-o", str(tmp_path / "r.jsonl"))
+    assert json.loads((tmp_path / "r.jsonl.meta.json").read_text())["index"]["reused"] is True
+    res = invoke(*args, "--k1", "1.2", "-o", str(tmp_path / "r2.trec"))
+    assert f"warning: index {tmp_path / 'idx'} rebuilt (changed: parameters)" in res.stderr
+    assert (tmp_path / "r.jsonl").read_text().splitlines() == [
+        json.dumps({"qid": "q1", "retrieved_ids": ["d3", "d1"],
+                    "scores": [float(ln.split()[4]) for ln in
+                               (tmp_path / "r.trec").read_text().splitlines()]})
+    ]  # fmt: skip
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q1 0 d1 1\nq2 0 d1 1\nq3 0 d3 1\n")
+    trec = invoke("trec", "-c", "-m", "map", str(qrels), str(tmp_path / "r.trec"))
+    jsonl = invoke(
+        "trec", "-c", "-m", "map", "--run-format", "jsonl", str(qrels), str(tmp_path / "r.jsonl")
+    )
+    assert trec.stdout.split()[-1] == jsonl.stdout.split()[-1] == f"{0.5 / 3:.4f}"
+
+
+def test_help_and_import_do_not_import_bm25s_or_rapidfuzz() -> None:
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    code = (
+        "import sys, ragmeter, ragmeter.baselines\n"
+        "from ragmeter.cli.entry import main\n"
+        "try:\n    main(['baseline', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('bm25s', 'rapidfuzz', 'Stemmer') if m in sys.modules))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
+                          timeout=120)  # fmt: skip
+    assert proc.stdout.splitlines()[-1] == "[]", proc.stderr
+    assert "hybrid" in proc.stdout and "classify" in proc.stdout
