@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -232,14 +232,25 @@ class BM25Index:
         top = select_top_k(scores, k, self._id_key)
         return [(self.ids[i], float(scores[i])) for i in top.tolist()]
 
-    def search(self, queries: Sequence[tuple[str, str]], k: int = 100) -> BaselineRun:
-        """Search ``(qid, text)`` queries; queries without results are listed in ``empty``."""
+    def search(
+        self,
+        queries: Sequence[tuple[str, str]],
+        k: int = 100,
+        *,
+        progress: Callable[[int], None] | None = None,
+    ) -> BaselineRun:
+        """Search ``(qid, text)`` queries; queries without results are listed in ``empty``.
+
+        ``progress(n)`` is called with the number of queries done so far.
+        """
         results: dict[str, list[tuple[str, float]]] = {}
         empty = []
-        for qid, text in queries:
+        for n, (qid, text) in enumerate(queries, start=1):
             results[qid] = self.search_one(text, k)
             if not results[qid]:
                 empty.append(qid)
+            if progress is not None and n % 100 == 0:
+                progress(n)
         return BaselineRun([q for q, _ in queries], results, empty=empty)
 
 

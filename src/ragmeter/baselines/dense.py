@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -25,6 +25,7 @@ from ragmeter.io.files import atomic_write
 __all__ = ["DenseIndex", "DenseSystem", "Embedder", "dense_search", "embedder_identity"]
 
 QUERY_BATCH = 128
+ENCODE_BLOCK = 1024  # texts per encode call: one progress step
 
 
 class Embedder(Protocol):
@@ -97,6 +98,7 @@ class DenseIndex:
         embedder: Any,
         *,
         cache_dir: str | os.PathLike[str] | None = None,
+        progress: Callable[[int], None] | None = None,
         chunk_words: int | None = None,
         chunk_stride: int | None = None,
     ) -> DenseIndex:
@@ -114,7 +116,13 @@ class DenseIndex:
                 matrix = np.load(npy, mmap_mode="r")
                 if matrix.shape[0] == len(windows):
                     return cls(list(corpus.ids), matrix, owner_arr, cache_hit=True)
-        matrix = np.ascontiguousarray(embedder.encode(windows), dtype=np.float32)
+        # encoded in fixed blocks (whatever the progress display), so the bytes never depend on it
+        blocks = []
+        for lo in range(0, len(windows), ENCODE_BLOCK):
+            blocks.append(np.asarray(embedder.encode(windows[lo : lo + ENCODE_BLOCK]), np.float32))
+            if progress is not None:
+                progress(owner[min(lo + ENCODE_BLOCK, len(windows)) - 1] + 1)  # documents done
+        matrix = np.ascontiguousarray(np.concatenate(blocks), dtype=np.float32)
         truncated = _count_truncated(embedder, windows)
         if cache_dir is not None:
             Path(cache_dir).mkdir(parents=True, exist_ok=True)

@@ -52,6 +52,21 @@ def _finish(
         typer.echo(json.dumps(side.data, indent=1, ensure_ascii=False))
 
 
+def progress_bar(total: int, label: str) -> tuple[Any, Any]:
+    """A rich progress bar on stderr (only on a terminal): ``(update(done), stop())``."""
+    import sys
+
+    if total < 1000 or not sys.stderr.isatty():
+        return None, lambda: None
+    from rich.console import Console
+    from rich.progress import Progress
+
+    prog = Progress(console=Console(stderr=True), transient=True)
+    task = prog.add_task(label, total=total)
+    prog.start()
+    return (lambda done: prog.update(task, completed=done)), prog.stop
+
+
 def do_bm25(
     corpus: Any,
     queries: list,
@@ -80,7 +95,11 @@ def do_bm25(
         side.warn(w, command)
     side.data["options"].update(idx.params, analyzer=idx.analyzer.settings())
     side.lap("index")
-    run = idx.search(queries, k)
+    update, stop = progress_bar(len(queries), "bm25 queries")
+    try:
+        run = idx.search(queries, k, progress=update)
+    finally:
+        stop()
     side.lap("search")
     write_run(run, output, tag=tag)
     return run
@@ -189,13 +208,18 @@ def register(app: typer.Typer) -> None:
         )
         side.input(corpus, len(docs), "corpus")
         side.input(queries, len(qs), "queries")
-        index = DenseIndex.build(
-            docs,
-            embedder,
-            cache_dir=None if no_cache else cache_dir,
-            chunk_words=chunk_words,
-            chunk_stride=chunk_stride,
-        )
+        update, stop = progress_bar(len(docs), "encoding documents")
+        try:
+            index = DenseIndex.build(
+                docs,
+                embedder,
+                cache_dir=None if no_cache else cache_dir,
+                chunk_words=chunk_words,
+                chunk_stride=chunk_stride,
+                progress=update,
+            )
+        finally:
+            stop()
         side.data["truncated_documents"] = index.truncated
         side.data["embedding_cache_hit"] = index.cache_hit
         if index.truncated:
