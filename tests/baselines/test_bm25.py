@@ -191,3 +191,54 @@ def test_bm25_never_imports_numba(tmp_path) -> None:
         timeout=120,
     )
     assert proc.stdout.split() == ["0", "False"], proc.stderr
+
+
+def _variant(method, docs_terms, query_terms, k1=1.2, b=0.75, delta=0.5):
+    """The BM25 variants as Kamphuis, de Vries, Boytsov and Lin (ECIR 2020) define them."""
+    n = len(docs_terms)
+    avgdl = sum(len(d) for d in docs_terms) / n
+    df = Counter(t for d in docs_terms for t in set(d))
+    idf = {
+        "robertson": lambda f: math.log(max((n - f + 0.5) / (f + 0.5), 1.0)),
+        "atire": lambda f: math.log(n / f),
+        "bm25l": lambda f: math.log((n + 1) / (f + 0.5)),
+        "bm25+": lambda f: math.log((n + 1) / f),
+    }[method]
+
+    def tfc(tf, dl):
+        norm = 1 - b + b * dl / avgdl
+        if method == "robertson":
+            return tf / (k1 * norm + tf)
+        if method == "atire":
+            return tf * (k1 + 1) / (tf + k1 * norm)
+        if method == "bm25l":
+            c = tf / norm
+            return (k1 + 1) * (c + delta) / (k1 + c + delta)
+        return (k1 + 1) * tf / (k1 * norm + tf) + delta
+
+    scores = []
+    for d in docs_terms:
+        tf = Counter(d)
+        scores.append(sum(idf(df[t]) * tfc(tf[t], len(d)) for t in query_terms if df[t]))
+    return scores
+
+
+@pytest.mark.parametrize("method", ["robertson", "atire", "bm25l", "bm25+"])
+@settings(max_examples=25, deadline=None)
+@given(
+    docs_terms=hst.lists(
+        hst.lists(hst.sampled_from(["aa", "bb", "cc", "dd", "ee"]), min_size=1, max_size=10),
+        min_size=2,
+        max_size=10,
+    ),
+    query=hst.lists(hst.sampled_from(["aa", "bb", "zz"]), min_size=1, max_size=3),
+)
+def test_other_methods_follow_their_published_formulas(method, docs_terms, query) -> None:
+    docs = [{"id": f"d{i}", "text": " ".join(t)} for i, t in enumerate(docs_terms)]
+    idx = BM25Index.build(docs, method=method, k1=1.2, b=0.75, stopwords="none", stemmer="none")
+    got = dict(idx.search_one(" ".join(query), k=100))
+    for i, want in enumerate(_variant(method, docs_terms, query)):
+        if want > 1e-6:
+            assert got[f"d{i}"] == pytest.approx(want, rel=1e-5, abs=1e-6)
+        else:
+            assert got.get(f"d{i}", 0.0) == pytest.approx(0.0, abs=1e-5)
