@@ -242,3 +242,19 @@ def test_other_methods_follow_their_published_formulas(method, docs_terms, query
             assert got[f"d{i}"] == pytest.approx(want, rel=1e-5, abs=1e-6)
         else:
             assert got.get(f"d{i}", 0.0) == pytest.approx(0.0, abs=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("language", "stopwords", "stemmer", "warnings"),
+    [
+        ("de", 232, "german", []),
+        ("nl", 101, "dutch", []),
+        ("zh", 841, None, ["language 'zh' has no Snowball stemmer"]),
+        ("fi", 0, "finnish", ["language 'fi' has no stopword list"]),
+    ],
+)
+def test_stopword_lists_and_stemmers_by_language(language, stopwords, stemmer, warnings) -> None:
+    analyzer = Analyzer(language)
+    settings_ = analyzer.settings()
+    assert (settings_["stopword_count"], settings_["stemmer"]) == (stopwords, stemmer)
+    assert analyzer.warnings == warnings
