@@ -10,7 +10,7 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check
 
 # The extras the suite covers (every one except litellm and spacy); the test tools and oracles
 # are the `dev` dependency group of pyproject.toml (PEP 735; pip >= 25.1 installs groups).
-DEV_EXTRAS := pandas,llm,semantic,postgres,web,dask,splits,online,mcp
+DEV_EXTRAS := pandas,llm,semantic,postgres,web,dask,splits,online,mcp,baselines
 
 # graphrag-eval 6.6.1, the test oracle and benchmark anchor of ragmeter.steps, requires
 # Python 3.12: it lives in its own git-ignored venv and is called through a subprocess.

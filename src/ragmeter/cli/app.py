@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "ragmeter.cli.datasets",
     "ragmeter.cli.run",
     "ragmeter.cli.systems",
+    "ragmeter.cli.baseline",
     "ragmeter.cli.report",
     "ragmeter.cli.metrics",
     "ragmeter.cli.mcp",
