@@ -1,5 +1,6 @@
 # make demo: create .venv, install ragmeter, run the main job on the bundled example.
-# make test: create .venv, install the extras and the dev group, lint, run the whole suite, then
+# make test: create .venv, install the extras and the dev group, lint, run the whole suite on every
+# core (pytest-xdist), then
 # the compatibility check on the oldest and newest supported Python (make compat).
 PYTHON ?= python3
 VENV ?= .venv
@@ -85,7 +86,7 @@ demo: $(VENV)/.demo-installed
 test: $(VENV)/.dev-installed $(ORACLE_VENV)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 	$(MAKE) test-mcp-compat
 	$(MAKE) --no-print-directory -j2 --output-sync=target compat
 
