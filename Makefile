@@ -1,7 +1,7 @@
 # make demo: create .venv, install ragmeter, run the main job on the bundled example.
 # make test: create .venv, install the extras and the dev group, lint, run the whole suite on every
-# core (pytest-xdist), then
-# the compatibility check on the oldest and newest supported Python (make compat).
+# core (pytest-xdist), then the mcp 1.x check and the compatibility check on the oldest and newest
+# supported Python (make compat).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
