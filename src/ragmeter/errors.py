@@ -29,6 +29,8 @@ class InputError(RagmeterError, ValueError):
     "gold.jsonl: sample 'q7': missing key 'id'"
     >>> str(InputError("bad value", location="run['q7'][3]"))
     "run['q7'][3]: bad value"
+    >>> str(InputError("not valid JSON", path="-", line=1))
+    '<stdin>:1: not valid JSON'
 
     It subclasses :class:`ValueError` so that code written against the reference libraries,
     which raise ``ValueError``, keeps catching it.
@@ -43,7 +45,11 @@ class InputError(RagmeterError, ValueError):
         location: str | None = None,
     ) -> None:
         self.message = message
+        # `-` means stdin on every command line; a message names it the way Python and the
+        # readers in ragmeter.io do, whichever reader raised it
         self.path = os.fspath(path) if path is not None else None
+        if self.path == "-":
+            self.path = "<stdin>"
         self.line = line
         self.location = location
         super().__init__(self._format())

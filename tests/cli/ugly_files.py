@@ -249,6 +249,11 @@ OUTPUTS = {
         None,
     ),
     "cache-export": (lambda w, o: ["cache", "export", o, "--cache", w["cache"]], "cache"),
+    "gate-o": (
+        lambda w, o: ["gate", w.run_id, "--store", w["store"], "--rule", "qa.f1>=0", "-o", o],
+        "store_file",
+    ),
+    "dataset-stats-o": (lambda w, o: ["dataset", "stats", w["gold"], "-o", o], "gold"),
 }
 
 for name, (build_out, inp) in OUTPUTS.items():

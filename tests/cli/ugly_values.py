@@ -237,6 +237,18 @@ SPECIFIC: list[tuple[str, Callable[[World], list[str]], str, int]] = [
         2,
     ),
     (
+        "answer-correctness-header-only",
+        lambda w: [
+            "answer-correctness",
+            "-i",
+            w.write("ach.tsv", "Question\tReference answer\tActual answer\n"),
+            "-o",
+            w.out("ac3.tsv"),
+        ],
+        "ach.tsv:2: no samples",
+        2,
+    ),
+    (
         "serve-host-that-does-not-resolve",
         lambda w: ["serve", "--store", w["store"], "--host", "999.1.1.1"],
         "--host '999.1.1.1' is not a valid address",

@@ -220,3 +220,31 @@ def test_the_default_judge_cache_path(monkeypatch, tmp_path):
     os.makedirs(tmp_path / "given")
     (tmp_path / "given" / "c.sqlite").write_bytes(b"")
     assert _judge_cache_path(tmp_path / "given" / "c.sqlite") == tmp_path / "given" / "c.sqlite"
+
+
+def test_a_reply_that_was_too_large_shows_its_reason(judged, tmp_path):
+    from ragmeter.judge.replies import too_large
+
+    # the judge caches the reason, never the body, of a reply over max_reply_bytes
+    marker = tmp_path / "too-large.sqlite"
+    shutil.copyfile(judged.cache, marker)
+    first = faithfulness(
+        pages.sample_page(
+            open_store(judged.url), judged.run_id, judged.evil_id, judge_cache=_reader(marker)
+        )
+    )["judge_calls"][0]["key"]
+    with sqlite3.connect(marker) as db:
+        db.execute(
+            "UPDATE judge_cache SET response_json = ?, valid = 0 WHERE key = ?",
+            (json.dumps(too_large(1048576)), first),
+        )
+    db.close()
+    client = TestClient(create_app(judged.url, judge_cache=marker), base_url=BASE)
+    calls = faithfulness(client.get(sample_url(judged, judged.evil_id) + ".json").json())[
+        "judge_calls"
+    ]
+    reason = "reply_too_large: the reply has more than 1048576 bytes (max_reply_bytes)"
+    assert calls[0]["found"] and calls[0]["response"] == f"(reply not kept) {reason}"
+    assert calls[1]["response"] is not None and "reply_too_large" not in calls[1]["response"]
+    text = client.get(sample_url(judged, judged.evil_id)).text
+    assert f'<pre class="judge-response">{escape("(reply not kept) " + reason)}</pre>' in text

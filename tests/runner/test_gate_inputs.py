@@ -64,6 +64,21 @@ def test_good_rules_still_pass_and_fail(store):
     assert invoke("gate", "e1-a", "--rule", "answers.em>=0.2", "--store", store).code == 1
 
 
+def test_gate_writes_its_outcomes_with_o_whatever_the_verdict(store, tmp_path):
+    for threshold, code in (("0.1", 0), ("0.2", 1)):
+        out = tmp_path / f"gate-{threshold}.json"
+        rule = f"answers.em>={threshold}"
+        res = invoke("gate", "e1-a", "--rule", rule, "--store", store, "-o", str(out))
+        assert res.code == code, res.stderr
+        printed = invoke("gate", "e1-a", "--rule", rule, "--store", store, "--json")
+        assert json.loads(out.read_text()) == json.loads(printed.stdout)
+        assert json.loads(out.read_text())["rules"][0]["value"] == pytest.approx(1 / 6)
+    # bad input writes nothing
+    bad = tmp_path / "bad.json"
+    res = invoke("gate", "e1-a", "--rule", "answers.em>=nan", "--store", store, "-o", str(bad))
+    assert res.code == 2 and not bad.exists()
+
+
 @pytest.mark.parametrize("value", [".nan", ".inf", "-.inf", "1.0e+309"])
 def test_a_config_threshold_that_is_not_finite(tmp_path, value):
     from ragmeter.runner.config import load_config

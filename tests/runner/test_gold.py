@@ -392,6 +392,10 @@ def test_dataset_stats_and_validate_commands(tmp_path):
     stats = invoke("dataset", "stats", str(good), "--json")
     data = json.loads(stats.stdout)
     assert data["samples"] == 1 and data["tasks"]["ner"]["mentions"] == 4
+    written = tmp_path / "stats.json"
+    also = invoke("dataset", "stats", str(good), "-o", str(written))
+    assert also.code == 0 and "linking" in also.stdout  # the table still prints
+    assert json.loads(written.read_text()) == data
     table = invoke("dataset", "stats", str(good))
     assert table.code == 0 and "linking" in table.stdout and "custodian_type" in table.stdout
     assert invoke("dataset", "stats", str(path)).code == 2

@@ -37,6 +37,10 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[
             bool, typer.Option("--json", help="Print the statistics as JSON.")
         ] = False,
+        output: Annotated[
+            Path | None,
+            typer.Option("--output", "-o", help="Also write the statistics as JSON here."),
+        ] = None,
     ) -> None:
         """Counts per task and stratum, NIL ratio, answerable ratio, languages, labels."""
         from ragmeter.datasets import describe, load_gold
@@ -48,6 +52,12 @@ def register(app: typer.Typer) -> None:
             for error in label_errors(list(loaded), label_set, loaded.path):
                 raise error
         data = describe(loaded)
+        if output is not None:
+            from ragmeter.io.files import atomic_write
+            from ragmeter.io.jsonutil import dumps
+
+            with atomic_write(output) as fh:
+                fh.write(dumps(data, indent=2) + "\n")
         if as_json:
             from ragmeter.io.jsonutil import dumps
 

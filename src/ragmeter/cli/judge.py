@@ -704,6 +704,14 @@ def _read_tsv(path: Path) -> list[tuple[int, list[str]]]:
                 start = reader.line_num + 1
         except csv.Error as exc:
             raise InputError(f"not valid TSV ({exc})", path=name, line=reader.line_num) from None
+    if not rows:
+        # a header alone is not an evaluation: writing a header-only TSV and exiting 0 would
+        # read as "every row scored" to a script
+        raise InputError(
+            f"no samples (expected at least one row of {', '.join(AC_COLUMNS)} after the header)",
+            path=name,
+            line=2,
+        )
     return rows
 
 

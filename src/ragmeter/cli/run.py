@@ -141,6 +141,10 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[
             bool, typer.Option("--json", help="Print the outcomes as JSON.")
         ] = False,
+        output: Annotated[
+            Path | None,
+            typer.Option("--output", "-o", help="Also write the outcomes as JSON here."),
+        ] = None,
     ) -> int:
         """Evaluate gate rules on stored runs: PASS/FAIL/SKIP per rule; exit 1 on any FAIL."""
         from ragmeter.runner.stored_gates import gate_stored
@@ -155,6 +159,12 @@ def register(app: typer.Typer) -> None:
                 strict=strict_gates,
             )
         data = report.to_dict()
+        if output is not None:  # written whatever the verdict: a CI job keeps it as an artifact
+            from ragmeter.io.files import atomic_write
+            from ragmeter.io.jsonutil import dumps
+
+            with atomic_write(output) as fh:
+                fh.write(dumps(data, indent=2) + "\n")
         if as_json:
             from ragmeter.io.jsonutil import dumps
 

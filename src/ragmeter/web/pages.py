@@ -340,6 +340,8 @@ def _judge_calls(
                 text = resp.get("text")
                 if text is None and resp.get("refusal"):
                     text = f"(refusal) {resp['refusal']}"
+                if text is None and resp.get("fault"):  # a reply the judge did not keep
+                    text = f"(reply not kept) {resp['fault']}"
                 messages = entry["messages"]
                 call.update(
                     messages=[
