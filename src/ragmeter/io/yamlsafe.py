@@ -125,7 +125,11 @@ def _syntax_error(exc: yaml.YAMLError, text: str, name: str) -> InputError:
 
 def compose(text: str, name: str) -> yaml.Node | None:
     """The node graph of one YAML document (``None`` when empty), checked as described above."""
-    loader = _GuardedLoader(text, name)
+    try:
+        # the reader checks every character up front, so a NUL byte fails in the constructor
+        loader = _GuardedLoader(text, name)
+    except yaml.YAMLError as exc:
+        raise _syntax_error(exc, text, name) from None
     try:
         return loader.get_single_node()
     except yaml.YAMLError as exc:

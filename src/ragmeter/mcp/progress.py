@@ -99,8 +99,11 @@ class RunProgress:
         self.done[handle] = min(self.done[handle] + n, self.totals[handle])
         self._emit(handle)
 
-    def finish(self, handle: Any) -> None:
-        self.done[handle] = self.totals[handle]
+    def finish(self, handle: Any, *, skipped: bool = False) -> None:
+        if skipped:  # a skipped task's units were never scored: they leave the total
+            self.totals[handle] = self.done[handle]
+        else:
+            self.done[handle] = self.totals[handle]
         self._emit(handle, force=True)
 
     @contextlib.contextmanager
