@@ -1,0 +1,94 @@
+"""``baseline all`` handed to ``ragmeter run``: the ``complete`` key it prints and its sidecars."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+import ragmeter
+from tests.baselines.conftest import write_jsonl
+from tests.helpers import invoke
+
+DOCS = [
+    {"id": "d1", "text": "the town museum of Wilford"},
+    {"id": "d2", "text": "the county archive of Beekmeer"},
+    {"id": "d3", "text": "a public library with maps"},
+]
+QUESTIONS = {  # qid: (question, relevant doc); q3 matches no document, so bm25 returns nothing
+    "q1": ("Where is the town museum?", "d1"),
+    "q2": ("Which county archive?", "d2"),
+    "q3": ("zebra xylophone", "d3"),
+}
+
+
+def _gold(path: Path) -> Path:
+    return write_jsonl(path, [
+        {"id": f"s{i}", "text": "A sample.",
+         "qa_pairs": [{"qid": qid, "question": q, "answer": "x"}],
+         "relevant_docs": {qid: {doc: 1}}}
+        for i, (qid, (q, doc)) in enumerate(QUESTIONS.items(), 1)
+    ])  # fmt: skip
+
+
+@pytest.fixture()
+def handed_off(tmp_path, monkeypatch) -> tuple[Path, str]:
+    monkeypatch.chdir(tmp_path)
+    _gold(tmp_path / "gold.jsonl")
+    write_jsonl(tmp_path / "docs.jsonl", DOCS)
+    res = invoke("baseline", "all", "--gold", "gold.jsonl", "--corpus", "docs.jsonl",
+                 "-o", "b", "--no-dense")  # fmt: skip
+    assert res.code == 0, res.stderr
+    return tmp_path, res.stdout
+
+
+def test_all_prints_complete_true_for_a_run_with_empty_queries(handed_off) -> None:
+    _, block = handed_off
+    assert block == (
+        "systems:\n  - name: baseline-bm25\n"
+        f'    version: "ragmeter {ragmeter.__version__} bm25 default"\n'
+        "    outputs: {run: b/bm25.trec, entities: b/entities-keyword.jsonl}\n"
+        "    complete: true\n"
+    )
+
+
+def test_printed_block_runs_and_complete_overrides_the_task(handed_off) -> None:
+    """The printed block is valid config; its ``complete: true`` counts q3 as 0 even where the
+    retrieval task leaves missing queries out, and the sidecar lands in the run's metadata."""
+    tmp_path, block = handed_off
+    systems = yaml.safe_load(block)["systems"]
+    plain = {"name": "plain", "outputs": {"run": "b/bm25.trec"}}  # same file, no key
+    cfg = {
+        "project": "handoff",
+        "dataset": {"path": "gold.jsonl"},
+        "systems": [*systems, plain],
+        "tasks": {"retrieval": {"measures": ["RR"], "complete": False}},
+    }
+    (tmp_path / "ragmeter.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    res = ragmeter.evaluate(tmp_path / "ragmeter.yaml", cache_dir=None, systems_cache=None)
+    # bm25 ranks the relevant document first for q1 and q2; q3 has no line in the run
+    assert res.results["baseline-bm25"]["retrieval"].aggregates["RR"].value == pytest.approx(2 / 3)
+    assert res.results["plain"]["retrieval"].aggregates["RR"].value == pytest.approx(1.0)
+    side = json.loads((tmp_path / "b" / "bm25.trec.meta.json").read_text())
+    assert side["queries_without_results"] == ["q3"]
+    by_name = {s["name"]: s for s in res.summary["systems"]}
+    run_meta = by_name["baseline-bm25"]["outputs"]["run"]
+    assert run_meta["sidecar"] == side
+    assert run_meta["sha256"] == ragmeter.io.files.sha256_file(tmp_path / "b" / "bm25.trec")
+    records = {r.system: r for r in res.run_records()}
+    assert records["baseline-bm25"].metadata["outputs"]["run"]["sidecar"] == side
+
+
+def test_a_sidecar_that_is_not_an_object_is_one_line_exit_2(handed_off) -> None:
+    tmp_path, block = handed_off
+    (tmp_path / "b" / "bm25.trec.meta.json").write_text("[1, 2]\n")
+    cfg = {"project": "handoff", "dataset": {"path": "gold.jsonl"},
+           "systems": yaml.safe_load(block)["systems"], "tasks": {"retrieval": {}}}  # fmt: skip
+    (tmp_path / "ragmeter.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    res = invoke("run", "ragmeter.yaml", "--no-store")
+    assert (res.code, res.stderr) == (
+        2,
+        "b/bm25.trec.meta.json:1: a list (expected a JSON object)\n",
+    )
