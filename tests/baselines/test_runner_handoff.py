@@ -92,3 +92,28 @@ def test_a_sidecar_that_is_not_an_object_is_one_line_exit_2(handed_off) -> None:
         2,
         "b/bm25.trec.meta.json:1: a list (expected a JSON object)\n",
     )
+
+
+def test_the_example_compares_its_systems_with_the_generated_bm25() -> None:
+    """examples/heritage/baselines.yaml: the generated run as system ``bm25``, the reference
+    point of the synthetic systems' retrieval (numbers quoted in the example's README)."""
+    from tests.baselines.conftest import EXAMPLE
+
+    res = ragmeter.evaluate(EXAMPLE / "baselines.yaml", cache_dir=None)
+    got = {
+        name: tuple(
+            round(res.results[name]["retrieval"].aggregates[m].value, 4) for m in ("nDCG@10", "RR")
+        )
+        for name in ("bm25", "bm25-v3", "hybrid-v1")
+    }
+    assert got == {
+        "bm25": (0.9702, 1.0),
+        "bm25-v3": (0.6873, 0.6717),
+        "hybrid-v1": (0.9018, 0.923),
+    }
+    rows = {(c["system"], c["task"], c["metric"]): c for c in res.comparisons}
+    assert {c["baseline"] for c in res.comparisons} == {"bm25"}
+    for system in ("bm25-v3", "hybrid-v1"):  # both significantly below the real baseline
+        row = rows[(system, "retrieval", "nDCG@10")]
+        assert row["mean_diff"] == pytest.approx(got[system][0] - 0.9702, abs=1e-4)
+        assert row["significant"] is True
