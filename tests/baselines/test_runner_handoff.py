@@ -117,3 +117,42 @@ def test_the_example_compares_its_systems_with_the_generated_bm25() -> None:
         row = rows[(system, "retrieval", "nDCG@10")]
         assert row["mean_diff"] == pytest.approx(got[system][0] - 0.9702, abs=1e-4)
         assert row["significant"] is True
+
+
+def test_linkers_called_by_the_runner_equal_the_files_baseline_all_wrote(tmp_path) -> None:
+    """``call: ragmeter.baselines:ExactLinker`` / ``FuzzyLinker`` in a config give the linking
+    numbers of the entities files ``baseline all --labels`` wrote for the same label file."""
+    from tests.baselines.conftest import EXAMPLE
+    from tests.baselines.test_cli import KB_ROWS
+
+    kb = tmp_path / "kb.tsv"
+    kb.write_text("kb_id\tlabel\taliases\n" + "".join("\t".join(r) + "\n" for r in KB_ROWS))
+    gold = str(EXAMPLE / "data" / "gold.jsonl")
+    corpus = str(EXAMPLE / "data" / "corpus.jsonl")
+    res = invoke("baseline", "all", "--gold", gold, "--corpus", corpus,
+                 "--labels", str(kb), "-o", str(tmp_path / "b"), "--no-dense")  # fmt: skip
+    assert res.code == 0, res.stderr
+    systems = [
+        {"name": f"live-{m}", "version": "1", "call": f"ragmeter.baselines:{cls}",
+         "init": {"labels": str(kb)}}
+        for m, cls in (("exact", "ExactLinker"), ("fuzzy", "FuzzyLinker"))
+    ] + [
+        {"name": f"file-{m}", "outputs": {"entities": f"b/entities-keyword-{m}.jsonl"}}
+        for m in ("exact", "fuzzy")
+    ]  # fmt: skip
+    cfg = {"project": "links", "dataset": {"path": gold}, "systems": systems,
+           "tasks": {"linking": {"k": [1, 5]}}}  # fmt: skip
+    (tmp_path / "ragmeter.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    out = ragmeter.evaluate(tmp_path / "ragmeter.yaml", cache_dir=None, systems_cache=None)
+    agg = {
+        name: {k: round(v.value, 6) for k, v in out.results[name]["linking"].aggregates.items()}
+        for name in ("live-exact", "live-fuzzy", "file-exact", "file-fuzzy")
+    }
+    assert agg["live-exact"] == agg["file-exact"]
+    assert agg["live-fuzzy"] == agg["file-fuzzy"]
+    # the label file holds the first 30 samples' institutions (27 linked, upper-cased): both
+    # linkers find exactly those of the 52 linkable mentions; exact calls every other one NIL
+    assert agg["live-exact"]["ranking.hits@1"] == pytest.approx(27 / 52, abs=1e-6)
+    assert agg["live-fuzzy"]["ranking.hits@1"] == pytest.approx(27 / 52, abs=1e-6)
+    assert agg["live-exact"]["nil.recall"] == 1.0
+    assert agg["live-fuzzy"]["nil.recall"] == pytest.approx(7 / 8, abs=1e-6)
