@@ -122,8 +122,7 @@ def systems_block(entries: Sequence[Mapping[str, Any]]) -> str:
         outs = ", ".join(f"{k}: {v}" for k, v in e["outputs"].items())
         lines.append(f"    outputs: {{{outs}}}")
         if e.get("empty"):
-            lines.append(
-                f"    # {e['empty']} queries without results: they count as 0 only with "
-                "ragmeter trec -c"
-            )
+            # queries without results score 0 instead of being left out (trec_eval -c), whatever
+            # tasks.retrieval.complete says
+            lines.append("    complete: true")
     return "\n".join(lines) + "\n"

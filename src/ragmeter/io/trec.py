@@ -278,6 +278,17 @@ def _open_input(path: str | os.PathLike[str], *, allow_stdin: bool) -> _Input:
     return _Input(name, p, None, head)
 
 
+def _sha_unless_pipe(path: str | os.PathLike[str]) -> str | None:
+    """The file's hash, or ``None`` for a pipe (``<(cmd)``, a FIFO): its bytes were consumed by
+    the one read a pipe allows, and hashing would read it a second time (as for stdin's run)."""
+    from ragmeter.io.files import check_regular_file
+
+    p = os.fspath(path)
+    if p != "-" and check_regular_file(p, allow_pipe=True):
+        return None
+    return sha256_file(p)
+
+
 def _read_all(fh: Any, name: str) -> bytes:
     try:
         return fh.read()
@@ -1133,7 +1144,7 @@ def _read_qrels_tsv(path: str | os.PathLike[str]) -> Qrels:
             path=name,
         )
     origin = Origin(name, lines=np.asarray(lines, dtype=np.int64))
-    sha = sha256_file(path) if os.fspath(path) != "-" else None
+    sha = _sha_unless_pipe(path) if os.fspath(path) != "-" else None
     return Qrels(
         pa.chunked_array([binaries(qids)]),
         pa.chunked_array([binaries(docs)]),
@@ -1219,7 +1230,7 @@ def _read_run_jsonl(
     if not ranked and len(scores) != len(docs):  # pragma: no cover
         raise InputError("inconsistent scores", path=name)
     origin = Origin(name, lines=np.asarray(lines, dtype=np.int64))
-    sha = sha256_file(path) if os.fspath(path) != "-" else None
+    sha = _sha_unless_pipe(path) if os.fspath(path) != "-" else None
     return Run(
         qid=pa.chunked_array([strings(qids).cast(pa.binary())]),
         docno=pa.chunked_array([strings(docs).cast(pa.binary())]),
@@ -1291,7 +1302,7 @@ def _read_qrels_jsonl(path: str | os.PathLike[str], *, qid_field: str, gold_fiel
         pa.chunked_array([strings(docs).cast(pa.binary())]),
         np.asarray(grades, dtype=np.int64),
         origin,
-        sha256_file(path),
+        _sha_unless_pipe(path),
     )
 
 

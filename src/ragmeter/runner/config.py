@@ -121,6 +121,11 @@ class SystemConfig(_Model):
     deterministic: bool = Field(
         True, description="false: the system's answers may vary; the call cache is still used."
     )
+    complete: bool | None = Field(
+        None,
+        description="Retrieval: a gold query missing from this system's run scores 0 (true, "
+        "trec_eval -c) or is left out (false); default: tasks.retrieval.complete.",
+    )
     tags: list[str] = Field([], description="Tags stored with the run (filter with --tag).")
     notes: str | None = Field(None, description="Free text stored with the run.")
 

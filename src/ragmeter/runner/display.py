@@ -79,14 +79,15 @@ def print_summary(summary: Mapping[str, Any], console: Console | None = None) ->
     )
     for s in summary["systems"]:
         if s.get("calls"):  # a live system: what its calls cost (docs/systems.md)
-            parts: list[str | tuple[str, str]] = [f"{s['name']}: "]
+            # styled pieces, not markup: the console prints strings as they are
+            pieces: list[str | tuple[str, str]] = [f"{s['name']}: "]
             for i, (m, v) in enumerate(s["calls"].items()):
-                parts.append(
-                    ("" if i == 0 else " · ") + f"{m} {v['calls']} calls, {v['cache_hits']} cached"
+                pieces.append(
+                    f"{' · ' if i else ''}{m} {v['calls']} calls, {v['cache_hits']} cached"
                 )
                 if v["errors"]:
-                    parts.extend([", ", (f"{v['errors']} failed", "red")])
-            console.print(styled(*parts), highlight=False)
+                    pieces += [", ", (f"{v['errors']} failed", "red")]
+            console.print(styled(*pieces), highlight=False)
     comps: dict[tuple[str, str, str], Mapping[str, Any]] = {}
     for c in summary.get("comparisons", []):
         if c.get("baseline") == baseline:

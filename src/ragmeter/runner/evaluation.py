@@ -269,9 +269,7 @@ class EvaluationResult:
                     "run_id": s.run_id,
                     "is_baseline": name == self.baseline,
                     "tags": s.tags,
-                    "outputs": {
-                        k: {"path": f.path, "sha256": f.sha256} for k, f in s.outputs.items()
-                    },
+                    "outputs": _outputs_meta(s.outputs),
                     "gate": self.gates.status(name),
                     **({"call": s.live, "calls": s.calls} if s.live is not None else {}),
                 }
@@ -407,9 +405,7 @@ class EvaluationResult:
                     notes=srun.notes,
                     config=public,
                     metadata={
-                        "outputs": {
-                            k: {"path": f.path, "sha256": f.sha256} for k, f in srun.outputs.items()
-                        },
+                        "outputs": _outputs_meta(srun.outputs),
                         "manifest_sha256": self.manifest_sha256,
                         "stratify_by": list(cfg.model.stratify_by),
                         "comparison_notes": self.comparison_notes,
@@ -541,3 +537,16 @@ def _folder_errors(folder: Path) -> Iterator[None]:
             f"cannot write the results folder {folder}: {what}{where}; nothing was written "
             "(--results-dir picks another folder)"
         ) from None
+
+
+def _outputs_meta(outputs: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Path and hash of each output file, plus the sidecar found next to it (a baseline's
+    options, inputs and library versions: docs/baselines.md)."""
+    return {
+        k: {
+            "path": f.path,
+            "sha256": f.sha256,
+            **({"sidecar": f.sidecar} if getattr(f, "sidecar", None) is not None else {}),
+        }
+        for k, f in outputs.items()
+    }

@@ -39,6 +39,7 @@ __all__ = [
     "TraceOutput",
     "read_answers",
     "read_entities",
+    "read_sidecar",
     "read_traces",
 ]
 
@@ -56,6 +57,9 @@ class OutputFile:
     sha256: str
     records: dict[str, Any] = field(default_factory=dict)
     lines: dict[str, int | None] = field(default_factory=dict)
+    # the ``<path>.meta.json`` a baseline wrote next to the file (docs/baselines.md), kept in the
+    # stored run's metadata so the options and inputs that produced the output travel with it
+    sidecar: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -387,3 +391,26 @@ def read_run(path: str | os.PathLike[str], gold: GoldSet) -> OutputFile:
     out = OutputFile(name, run.sha256 or sha256_file(path))
     out.records["run"] = run
     return out
+
+
+def read_sidecar(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The JSON object in ``<path>.meta.json``, or ``None`` when there is no such file.
+
+    ``ragmeter baseline`` writes one next to every output; any tool may. A sidecar that is not
+    a JSON object is bad input (its content would be stored as the output's provenance).
+    """
+    side = f"{os.fspath(path)}.meta.json"
+    if not os.path.isfile(side):
+        return None
+    try:
+        with open(side, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 (expected a JSON object)", path=side, line=1) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"invalid JSON ({exc.msg}) (expected a JSON object)", path=side, line=exc.lineno
+        ) from None
+    if not isinstance(data, dict):
+        raise InputError(f"{json_type(data)} (expected a JSON object)", path=side, line=1)
+    return data

@@ -208,7 +208,9 @@ def _read_outputs(
         for kind, value in system.outputs.model_dump().items():
             if value is None or kind not in needed:
                 continue
-            files[kind] = readers[kind](_shown(cfg.resolve_path(value)), gold_all)
+            shown = _shown(cfg.resolve_path(value))
+            files[kind] = readers[kind](shown, gold_all)
+            files[kind].sidecar = out_io.read_sidecar(shown)
         result[system.name] = files
     return result
 
@@ -440,12 +442,13 @@ def run_pipeline(
                         system.name, task, "skipped", f"{system.name} {empty}", **common
                     )
                     continue
-                uses_llm = adapter.uses_llm(options, metrics)
+                sys_options = adapter.for_system(options, system)
+                uses_llm = adapter.uses_llm(sys_options, metrics)
                 llm_reason = judge.reason if uses_llm else None
                 key = input_hash(
                     {
                         "adapter": f"{task}@{adapter.version}",
-                        "options": options.model_dump(),
+                        "options": sys_options.model_dump(),
                         "metrics": canonical,
                         "gold": gold_key,
                         "strata": factors,
@@ -458,7 +461,7 @@ def run_pipeline(
                     task,
                     gold,
                     task_units,
-                    options,
+                    sys_options,
                     metrics,
                     system.name,
                     judge=judge,

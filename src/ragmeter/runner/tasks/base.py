@@ -76,6 +76,10 @@ class TaskAdapter:
     extra_modules: ClassVar[tuple[str, ...]] = ()
     version: ClassVar[str] = "1"  # bump when the adapter's results change, to drop cached ones
 
+    def for_system(self, options: TaskOptions, system: Any) -> TaskOptions:
+        """The task options for one system (``systems[]`` entry); most tasks use them as given."""
+        return options
+
     # -- availability ---------------------------------------------------------------------------
     def unavailable(self) -> str | None:
         """Why this task cannot run in this environment, or ``None``."""

@@ -85,6 +85,14 @@ class RetrievalAdapter(TaskAdapter):
     engine_module = "ragmeter.retrieval"
     version = "2"  # 2: metadata["pr_curve"]
 
+    def for_system(self, options: TaskOptions, system: Any) -> TaskOptions:
+        """A system's ``complete`` key overrides the task's: a baseline that leaves queries
+        without results asks for trec_eval ``-c`` itself (docs/baselines.md)."""
+        complete = getattr(system, "complete", None)
+        if complete is None:
+            return options
+        return options.model_copy(update={"complete": complete})
+
     def _run_for(self, ctx: TaskContext, run: Any) -> Any:
         """The run restricted to the evaluated queries (other splits' queries left out)."""
         import pyarrow as pa
