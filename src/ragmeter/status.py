@@ -1,4 +1,4 @@
-"""The shared vocabulary of per-sample statuses (DESIGN.md, "Statuses and undefined values").
+"""The shared vocabulary of per-sample statuses (docs/conventions.md, "Statuses").
 
 A spec adds a status only by adding it here. Rows whose status is in :data:`SCORED` carry a value
 that enters means; every other row carries ``None`` and is counted, never averaged.

@@ -45,7 +45,7 @@ PROFILE_DEFAULT_METRICS = {
     "flashrag": ("em", "f1", "acc", "precision", "recall"),
 }
 
-# Aggregation over golds (spec §4.1): (default, allowed)
+# Aggregation over golds (docs/answers.md, "Aggregation"): (default, allowed)
 GOLD_AGG: dict[str, tuple[str, tuple[str, ...]]] = {
     "em": ("any", ("any", "max", "mean")),
     "acc": ("any", ("any", "max", "mean")),

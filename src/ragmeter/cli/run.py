@@ -1,4 +1,4 @@
-"""``ragmeter run``, ``ragmeter gate`` and ``ragmeter runs`` (``specs/runner.md``)."""
+"""``ragmeter run``, ``ragmeter gate`` and ``ragmeter runs`` (docs/runner.md)."""
 
 from __future__ import annotations
 

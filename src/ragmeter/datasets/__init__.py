@@ -1,7 +1,7 @@
 """Gold-standard datasets: the ragmeter gold format, validation, statistics, splits and sampling.
 
 The gold format and its validation live here (:mod:`ragmeter.datasets.gold`); splits, k-fold and
-stratified sampling are :mod:`ragmeter.stats.datasets` (``specs/stats.md`` §12), re-exported here
+stratified sampling are :mod:`ragmeter.stats.datasets` (docs/stats.md, "Dataset splits"), re-exported here
 so that ``ragmeter.datasets.split(...)`` works as the specs name it.
 """
 

@@ -1,4 +1,4 @@
-"""The ragmeter gold-standard format (``specs/runner.md`` §2): JSONL, one sample per line.
+"""The ragmeter gold-standard format (docs/runner.md, "The gold-standard format"): JSONL, one sample per line.
 
 A sample generalises the heritage sample entry::
 

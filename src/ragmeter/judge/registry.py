@@ -1,4 +1,4 @@
-"""The ``judge`` task of the metrics registry (specs/judge.md §10).
+"""The ``judge`` task of the metrics registry (docs/judge.md, "Metrics").
 
 Plain dataclasses only: reading the registry never imports the judge runtime, the ``openai`` SDK
 or an embedder. A metric with several outputs names each output key: ``answer_correctness``

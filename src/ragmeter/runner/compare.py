@@ -1,4 +1,4 @@
-"""Comparisons against the baseline (``specs/runner.md`` §1 ``compare``; ``specs/stats.md``).
+"""Comparisons against the baseline (docs/runner.md, "Comparisons with the baseline"; docs/stats.md).
 
 Every system other than the baseline is compared with it on each compared metric:
 

@@ -1,4 +1,4 @@
-"""Gates (``specs/runner.md`` §3): absolute thresholds and no-significant-regression rules.
+"""Gates (docs/runner.md, "Gates"): absolute thresholds and no-significant-regression rules.
 
 A rule names a metric as ``task.metric``. An absolute rule compares the run's aggregate with
 ``min``/``max`` on the unrounded value. A no-regression rule fails when the run is significantly
