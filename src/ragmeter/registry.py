@@ -1,4 +1,4 @@
-"""The one registry of metrics (docs/architecture.md, principle 7; docs/conventions.md, "Metric names").
+"""The one registry of metrics (docs/architecture.md; docs/conventions.md, "Metric names").
 
 The CLI, the runner config, the docs page of metric definitions, the report and the dashboard all
 read this registry; nothing keeps its own list. Each engine declares its tasks and metrics in a

@@ -135,7 +135,10 @@ def prf_per_gold(
 def str_em_alce(
     p_norm: str, group_norms: Sequence[Sequence[str]]
 ) -> tuple[float | None, float | None, int]:
-    """ALCE STR-EM over answer groups: ``(score, hit, groups_dropped)`` (Gao et al. 2023, ALCE; docs/answers.md).
+    """ALCE STR-EM over answer groups: ``(score, hit, groups_dropped)``.
+
+    Gao et al. 2023, "Enabling Large Language Models to Generate Text with Citations" (ALCE);
+    definitions in docs/answers.md.
 
     Aliases normalised to ``""`` are ignored; a group left without alias is dropped. Score and
     hit are ``None`` when no group is left.

@@ -1,5 +1,6 @@
-"""Options of an answers evaluation, resolved from the profile's defaults (docs/answers.md: "Profiles", "Aggregation",
-"Empty and missing data").
+"""Options of an answers evaluation, resolved from the profile's defaults.
+
+See docs/answers.md, "Profiles", "Aggregation" and "Empty and missing data".
 
 Everything is validated here, once, before any sample is scored: unknown metrics, metrics a
 profile does not offer, aggregations a metric does not allow, option combinations that make no

@@ -1,4 +1,6 @@
-"""Tokenizers: answer tokens, rouge-score's tokenizer and the Unicode-aware one (docs/answers.md, "Tokenizers").
+"""Tokenizers: answer tokens, rouge-score's tokenizer and the Unicode-aware one.
+
+Definitions: docs/answers.md, "Tokenizers".
 
 * ``rouge_score_tokens``: output-identical to ``rouge_score.tokenize.tokenize`` 0.1.2. Its
   substitute-split-filter sequence is replaced by ``re.findall(r"[a-z0-9]+", text.lower())``,
@@ -147,7 +149,7 @@ def _scan(text: str) -> list[str]:
 
 
 def unicode_tokens(text: str, *, stem: bool = False) -> list[str]:
-    """The ``unicode`` tokenizer (docs/answers.md, "Tokenizers"); on ASCII text it equals rouge-score's tokens.
+    """The ``unicode`` tokenizer (docs/answers.md); on ASCII text it equals rouge-score's tokens.
 
     >>> unicode_tokens("Zürich")
     ['zürich']
@@ -175,7 +177,7 @@ def rouge_tokens(text: str, tokenizer: str = "default", stem: bool = False) -> t
 
 
 def answer_tokens(text: str, *, profile: str = "squad", tokenizer: str = "default") -> list[str]:
-    """Answer tokens tok(x) (docs/answers.md, "Tokenizers"): ``n(x).split()`` or the unicode tokens of n(x).
+    """Answer tokens tok(x) (docs/answers.md): ``n(x).split()`` or the unicode tokens of n(x).
 
     >>> answer_tokens("北京大学", tokenizer="unicode")
     ['北', '京', '大', '学']
@@ -189,7 +191,7 @@ def answer_tokens(text: str, *, profile: str = "squad", tokenizer: str = "defaul
 
 
 def has_rouge_nonascii(text: str) -> bool:
-    """True if rouge-score's tokenizer would erase a letter or digit of ``text`` (the ``rouge_nonascii`` flag).
+    """True if rouge-score's tokenizer would erase a letter or digit of ``text``.
 
     >>> has_rouge_nonascii("café"), has_rouge_nonascii("‘Hello’"), has_rouge_nonascii("K")
     (True, False, False)

@@ -1,4 +1,6 @@
-"""The ragmeter gold-standard format (docs/runner.md, "The gold-standard format"): JSONL, one sample per line.
+"""The ragmeter gold-standard format: JSONL, one sample per line.
+
+User guide: docs/runner.md, "The gold-standard format".
 
 A sample generalises the heritage sample entry::
 

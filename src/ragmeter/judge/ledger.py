@@ -208,7 +208,8 @@ def _tiktoken_encoder() -> Any:
     """o200k_base, only when tiktoken is installed *and* its file is already cached locally.
 
     tiktoken downloads encodings on first use; ragmeter never fetches anything at run time
-    (docs/architecture.md, principle 3), so without a cached file the estimate falls back to chars/4.
+    (docs/architecture.md, principle 3), so without a cached file the estimate falls back to
+    chars/4.
     """
     try:
         import hashlib

@@ -1,4 +1,4 @@
-"""Comparisons against the baseline (docs/runner.md, "Comparisons with the baseline"; docs/stats.md).
+"""Comparisons against the baseline (docs/runner.md; docs/stats.md).
 
 Every system other than the baseline is compared with it on each compared metric:
 

@@ -1,4 +1,4 @@
-"""The runner's config file (``ragmeter.yaml``, docs/runner.md, "The config file"), validated up front.
+"""The runner's config file (``ragmeter.yaml``, docs/runner.md), validated up front.
 
 Everything is checked before anything is evaluated: unknown keys, wrong types, missing files,
 unknown tasks and metric names (through the registry), gate rules, the baseline. Every error is
