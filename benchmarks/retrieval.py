@@ -4,13 +4,13 @@
 
 (``python -m benchmarks.retrieval_trec`` is the same script, under another name.)
 
-Protocol (benchmarks/README.md, "Retrieval"): the data of ``benchmarks.gen_retrieval``
-(generated when missing, its counts checked); every contender runs as a child process, a warm-up run first and then ``--reps``
-interleaved runs in a rotating order (A B C, B C A, C A B, …); wall time is spawn to exit with
-stdout to a file, peak RSS comes from ``os.wait4`` for that child. Before any timing counts,
-ragmeter's values are checked against trec_eval's printed values (4 decimals) and pytrec_eval's
-(1e-9). The script prints medians, min–max, the ratios against each requirement, pass or fail,
-and the machine and versions.
+Protocol (benchmarks/README.md, "Retrieval"): the data of ``benchmarks.gen_retrieval`` (generated
+when missing, its counts checked); every contender runs as a child process, a warm-up run first and
+then ``--reps`` interleaved runs in a rotating order (A B C, B C A, C A B, …); wall time is spawn to
+exit with stdout to a file, peak RSS comes from ``os.wait4`` for that child. Before any timing
+counts, ragmeter's values are checked against trec_eval's printed values (4 decimals) and
+pytrec_eval's (1e-9). The script prints medians, min–max, the ratios against each requirement, pass
+or fail, and the machine and versions.
 
 trec_eval is found through ``--trec-eval``, ``$TREC_EVAL``, ``$RAGMETER_TREC_EVAL`` or ``PATH``;
 build it yourself from https://github.com/usnistgov/trec_eval (tag v10.0) with ``-O2`` added to
@@ -125,7 +125,7 @@ def check_values(case: str, rm: str, te: str | None, pt: str | None) -> list[str
     if te is not None:
         theirs = parse_trec(te)
         for name, value in theirs.items():
-            if name == "rbp":  # trec_eval -O2 reads uninitialised variables here (docs/retrieval.md)
+            if name == "rbp":  # trec_eval -O2 reads uninitialised variables (docs/retrieval.md)
                 continue
             if mine.get(name) != value:
                 problems.append(f"{case}: {name} ragmeter {mine.get(name)} trec_eval {value}")

@@ -1,6 +1,6 @@
 """Synthetic (reference, prediction) pairs for the ROUGE benchmark and property tests.
 
-The protocol (benchmarks/README.md, "ROUGE"): pseudo-English words with inflectional suffixes (so the
+The protocol (benchmarks/README.md): pseudo-English words with inflectional suffixes (so the
 Porter stemmer has work to do) drawn from a 5,000-word Zipfian vocabulary plus stop words;
 references of 25–35 tokens with capitalisation, commas and a final full stop; predictions derived
 from the references with 25 % substitutions, 8 % deletions, 8 % insertions and one 4-token local
