@@ -73,7 +73,7 @@ class MetricDef:
     ``level`` says how the task aggregate is formed: ``"sample"`` means the aggregate is the mean
     of per-sample values (so strata and paired tests use those values); ``"corpus"`` means it is
     computed from pooled counts (micro F1), and resampling must go through the engine
-    (stats.md §9).
+    (docs/stats.md).
     """
 
     task: str

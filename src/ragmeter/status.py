@@ -39,7 +39,7 @@ SCORED: Final = frozenset({OK, MISSING_ZEROED})
 """Statuses whose value is defined and enters means."""
 
 JUDGE_FAILURES: Final = frozenset({PARSE_ERROR, TIMEOUT, REFUSED, BUDGET_EXCEEDED, NEEDS_LLM})
-"""Statuses meaning the LLM judge could not score the sample (judge.md §4)."""
+"""Statuses meaning the LLM judge could not score the sample (docs/judge.md)."""
 
 # ``system_error``: a live system under test (ragmeter.systems) raised, timed out or returned
 # the wrong shape for this sample; the detail holds the reason, and a re-run calls it again.

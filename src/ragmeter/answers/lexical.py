@@ -1,7 +1,7 @@
-"""Per-gold lexical metrics (spec answers.md §3.1–§3.5, §3.9).
+"""Per-gold lexical metrics (docs/answers.md).
 
 Each function scores one prediction against each gold and returns one value per gold; the
-aggregation over golds (§4.1) is done by the caller. Inputs are already normalised
+aggregation over golds is done by the caller. Inputs are already normalised
 (``p_norm``, ``g_norms``) and tokenised (``p_tok``, ``g_toks``) by the active profile.
 """
 

@@ -1,4 +1,4 @@
-"""Scoring one sample, and a whole evaluation (spec answers.md §3–§5, §7, §10, §11).
+"""Scoring one sample, and a whole evaluation (docs/answers.md).
 
 :class:`SampleScorer` applies the empty-gold policy, computes every requested metric against
 each gold and aggregates over golds; :func:`evaluate` runs it over a dataset and returns an

@@ -118,7 +118,7 @@ def _char_class(ch: str) -> int:
 
 
 def _scan(text: str) -> list[str]:
-    """The character scan of §2.3 on already NFKC-normalised, lower-cased text."""
+    """The character scan of :func:`unicode_tokens` on already NFKC-normalised, lower-cased text."""
     tokens: list[str] = []
     cur: list[str] = []
     single = False  # the open token is a no-space-script character (closed by anything but marks)

@@ -34,7 +34,7 @@ __all__ = [
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 
 PROFILES: dict[str, tuple[tuple[str, str, float], ...]] = {
-    # the heritage targets table (extraction.md §9), without its unsourced "state of the art"
+    # the heritage targets table (docs/extraction.md), without its unsourced "state of the art"
     "heritage": (
         ("min", "ner.overall.strict.f1", 0.85),
         ("min", "ner.overall.type.f1", 0.90),
@@ -48,7 +48,7 @@ PROFILES: dict[str, tuple[tuple[str, str, float], ...]] = {
         ("min", "judge.faithfulness", 0.80),
         ("min", "judge.answer_relevance", 0.75),
     ),
-    # the defaults of `ragmeter grounded` (answers.md §9.2)
+    # the defaults of `ragmeter grounded` (docs/answers.md)
     "grounded": (
         ("min", "grounded.precision", 0.80),
         ("min", "grounded.chr", 0.75),
