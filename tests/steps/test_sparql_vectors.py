@@ -1,4 +1,4 @@
-"""The SPARQL examples of steps.md §7.6 and the upstream-asserted cases of §15.5."""
+"""The SPARQL examples of docs/steps.md and the cases graphrag-eval's tests assert."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def cmp(ref, act, q=None, ordered=False, ignore_duplicates=True, compat=None):
 PEOPLE = table(["person", "personName"], [P(1), lit("Alice")], [P(2), lit("Bob")])
 
 
-# -- §7.6 -------------------------------------------------------------------------------------
+# -- the documented examples ----------------------------------------------------------------
 
 
 @pytest.mark.parametrize("compat", [None, V6, V5])
@@ -207,7 +207,7 @@ def test_canonical_cells():
     assert compat_cell(lit("1", "decimal")) == "1.0"
 
 
-# -- §15.5 upstream-asserted cases -------------------------------------------------------------
+# -- upstream-asserted cases ----------------------------------------------------------------
 
 
 @pytest.mark.parametrize("compat", [None, V6, V5])

@@ -452,7 +452,7 @@ def _usd(m: MetricEstimate) -> str:
 
 
 def format_estimate(est: Estimate) -> str:
-    """The dry-run table of docs/judge.md"""
+    """The dry-run table of docs/judge.md."""
     rows = [("metric", "samples", "calls", "cached", "prompt tok", "output tok", "USD (est.)")]
     for m in est.metrics:
         rows.append(

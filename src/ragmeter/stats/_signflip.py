@@ -47,7 +47,7 @@ class Patterns:
 
     @classmethod
     def choose(cls, n: int, *, n_resamples: int, exact: bool | str, seed: int) -> Patterns:
-        """Exact enumeration or sampling, by the rule of docs/stats.md"""
+        """Exact enumeration or sampling, by the rule of docs/stats.md."""
         if n < 1:
             raise ValueError("no paired units to resample")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:

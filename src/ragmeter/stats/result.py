@@ -115,7 +115,7 @@ class ConfidenceInterval:
 
 @dataclass(frozen=True)
 class TestResult:
-    """The outcome of one two-sample test, in the schema of docs/stats.md
+    """The outcome of one two-sample test, in the schema of docs/stats.md.
 
     ``details`` holds test-specific settings (``df`` of the t-test; ``zero_method``,
     ``correction`` and ``approximate_exact`` of the Wilcoxon test; ``two_sided`` of the

@@ -1,4 +1,4 @@
-"""Metrics of the ``steps`` task: the record and aggregate keys of docs/steps.md
+"""Metrics of the ``steps`` task: the record and aggregate keys of docs/steps.md.
 
 Import-light on purpose (plain dataclasses only): the registry, CLI and docs read it without
 loading the engine. Macro means are named ``macro.<metric>`` (the resolver below).
