@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = write(
         args.out, seed=args.seed, queries=args.queries, depth=args.depth, variants=args.variants
     )
-    print(json.dumps(meta["counts"]), "matches spec:", meta["matches_spec"])
+    print(json.dumps(meta["counts"]), "matches the reference counts:", meta["matches_spec"])
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Deterministic answer metrics (spec answers.md): EM, F1, containment, ROUGE, grounded QA,
+"""Deterministic answer metrics (docs/answers.md): EM, F1, containment, ROUGE, grounded QA,
 factual accuracy and embedding similarity.
 
 >>> import ragmeter.answers as ra

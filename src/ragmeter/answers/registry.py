@@ -1,4 +1,4 @@
-"""Registry entries of the ``answers``, ``grounded`` and ``semantic`` tasks (spec answers.md).
+"""Registry entries of the ``answers``, ``grounded`` and ``semantic`` tasks (docs/answers.md).
 
 Plain data, no heavy imports: the CLI, runner config, docs, report and dashboard read these
 definitions, and :func:`canonical_answers_metric` is the one place answer-metric spellings are
