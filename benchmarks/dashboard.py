@@ -1,4 +1,4 @@
-"""Speed of the dashboard and the HTML report (``specs/dashboard.md`` §3, issue 9 targets).
+"""Speed of the dashboard and the HTML report (issue 9 targets; benchmarks/README.md).
 
     python -m benchmarks.dashboard [--repeat 7] [--store URL] [--rebuild] [--samples 100000]
 
@@ -22,7 +22,7 @@ Every page is requested ``--repeat`` times in this process through Starlette's t
 the figure is the app's own time to the response headers (the ``Server-Timing`` header), median
 and max, next to the wall time of the request. There is no anchor implementation of this
 dashboard to run side by side (the comparable tools' dashboards are hosted services), so the
-ratio printed is against the spec's budget: budget / median (above 1 is within the target).
+ratio printed is against the budget: budget / median (above 1 is within the target).
 """
 
 from __future__ import annotations

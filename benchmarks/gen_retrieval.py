@@ -1,4 +1,4 @@
-"""Synthetic MS MARCO-dev-sized retrieval benchmark data (specs/retrieval.md §9.2).
+"""Synthetic MS MARCO-dev-sized retrieval benchmark data (benchmarks/README.md, "Retrieval").
 
 ``python -m benchmarks.gen_retrieval [--out DIR] [--seed S] [--queries Q] [--depth D] [--stdout]``
 writes ``run.trec``, ``qrels.binary.txt``, ``qrels.graded.txt`` and ``meta.json`` (and, with
@@ -8,7 +8,7 @@ its size. With ``--stdout`` only the run is written, to standard output, one que
 100M-line streaming benchmark pipes it into ``ragmeter trec --stream``).
 
 The generator is deterministic for a given seed and numpy version; ``meta.json`` records the
-counts that identify the data (if the counts match the spec's, the data matches).
+counts that identify the data (if the counts match :data:`EXPECTED`, the data matches).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ CORPUS = 8_841_823  # MS MARCO v1 passage count
 TAG = "synthbm25"
 SAMPLE = 1_064  # distinct corpus ids drawn per query; the first DEPTH are kept
 
-# counts of the default data set (spec §9.2): used to say whether this numpy gives the same data
+# counts of the default data set: used to say whether this numpy gives the same data
 EXPECTED = {
     "run_lines": 6_980_000,
     "qrels_binary_lines": 7_635,
@@ -153,7 +153,7 @@ def write(out: Path, *, seed: int, queries: int, depth: int, variants: bool) -> 
     if variants:
         write_variants(out, seed=seed)
     meta = {
-        "generator": "benchmarks/gen_retrieval.py (specs/retrieval.md §9.2)",
+        "generator": "benchmarks/gen_retrieval.py",
         "synthetic": True,
         "seed": seed,
         "queries": queries,
@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = write(
         args.out, seed=args.seed, queries=args.queries, depth=args.depth, variants=args.variants
     )
-    print(json.dumps(meta["counts"]), "matches spec:", meta["matches_spec"])
+    print(json.dumps(meta["counts"]), "matches the reference counts:", meta["matches_spec"])
     return 0
 
 

@@ -2,15 +2,15 @@
 
     python -m benchmarks.retrieval [--data DIR] [--trec-eval PATH] [--reps 5] [--cases ...]
 
-(``python -m benchmarks.retrieval_trec`` is the same script, under the spec's name.)
+(``python -m benchmarks.retrieval_trec`` is the same script, under another name.)
 
-specs/retrieval.md §9: the data of ``benchmarks.gen_retrieval`` (generated when missing, its
-counts checked); every contender runs as a child process, a warm-up run first and then ``--reps``
-interleaved runs in a rotating order (A B C, B C A, C A B, …); wall time is spawn to exit with
-stdout to a file, peak RSS comes from ``os.wait4`` for that child. Before any timing counts,
-ragmeter's values are checked against trec_eval's printed values (4 decimals) and pytrec_eval's
-(1e-9). The script prints medians, min–max, the ratios against each requirement, pass or fail,
-and the machine and versions.
+Protocol (benchmarks/README.md, "Retrieval"): the data of ``benchmarks.gen_retrieval`` (generated
+when missing, its counts checked); every contender runs as a child process, a warm-up run first and
+then ``--reps`` interleaved runs in a rotating order (A B C, B C A, C A B, …); wall time is spawn to
+exit with stdout to a file, peak RSS comes from ``os.wait4`` for that child. Before any timing
+counts, ragmeter's values are checked against trec_eval's printed values (4 decimals) and
+pytrec_eval's (1e-9). The script prints medians, min–max, the ratios against each requirement, pass
+or fail, and the machine and versions.
 
 trec_eval is found through ``--trec-eval``, ``$TREC_EVAL``, ``$RAGMETER_TREC_EVAL`` or ``PATH``;
 build it yourself from https://github.com/usnistgov/trec_eval (tag v10.0) with ``-O2`` added to
@@ -125,7 +125,7 @@ def check_values(case: str, rm: str, te: str | None, pt: str | None) -> list[str
     if te is not None:
         theirs = parse_trec(te)
         for name, value in theirs.items():
-            if name == "rbp":  # trec_eval -O2 reads uninitialised variables here (spec §5.5)
+            if name == "rbp":  # trec_eval -O2 reads uninitialised variables (docs/retrieval.md)
                 continue
             if mine.get(name) != value:
                 problems.append(f"{case}: {name} ragmeter {mine.get(name)} trec_eval {value}")
@@ -159,7 +159,7 @@ def full_precision(case: str, qrels: Path, run: Path, measures: list[str], env: 
 
 
 def import_time(env: dict) -> float:
-    """Seconds of imports on ragmeter trec's path before parsing (lean start, §9.6), summed
+    """Seconds of imports on ragmeter trec's path before parsing (lean start), summed
     over the top-level entries of ``python -X importtime``."""
     code = "import ragmeter.retrieval.cli, ragmeter.io.trec, ragmeter.retrieval.engine"
     proc = subprocess.run(
@@ -231,7 +231,7 @@ def ensure_data(data: Path, variants: bool) -> dict:
     meta = json.loads(meta_path.read_text())
     if meta["counts"] != gen_retrieval.EXPECTED:
         print(
-            "note: this numpy draws different streams than the spec's (counts differ); "
+            "note: this numpy draws different streams than the reference data (counts differ); "
             "only the ratios are comparable",
             flush=True,
         )
@@ -264,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         "tabs": (FIVE, d / "qrels.binary.txt", d / "run.tabs.trec", False),
         "long": (FIVE, d / "qrels.binary.long.txt", d / "run.long.trec", False),
     }
-    print("ragmeter trec benchmark (specs/retrieval.md §9)")
+    print("ragmeter trec benchmark (benchmarks/README.md)")
     info = versions(trec_eval)
     for k, v in info.items():
         print(f"  {k:<12} {v}")

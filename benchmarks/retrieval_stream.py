@@ -1,4 +1,4 @@
-"""``ragmeter trec --stream`` on a 100M-line run: peak RSS and throughput (specs/retrieval.md §9.7).
+"""``ragmeter trec --stream`` on a 100M-line run: peak RSS and throughput.
 
     python -m benchmarks.retrieval_stream [--data DIR] [--copies 15] [--batch-rows N] [--pipe]
 
@@ -9,7 +9,7 @@ must equal the in-memory summary of the 7M-line file — the script checks it. I
 (≤ 1 GiB required) and lines/s against the in-memory mode on the 7M-line file (≥ ⅔ required).
 
 ``--pipe`` instead pipes ``python -m benchmarks.gen_retrieval --queries 100000 --stdout`` into
-``ragmeter trec --stream qrels -`` (the spec's wording); that run is bounded by the generator's
+``ragmeter trec --stream qrels -``; that run is bounded by the generator's
 speed, so it reports memory only.
 """
 
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         base += ["-m", m]
     qrels7 = args.data / "qrels.binary.txt"
     run7 = args.data / "run.trec"
-    print("ragmeter trec --stream benchmark (specs/retrieval.md §9.7)")
+    print("ragmeter trec --stream benchmark (benchmarks/README.md)")
     mem = [_run_wait4([*base, str(qrels7), str(run7)], env) for _ in range(3)]
     wall_mem = sorted(m[0] for m in mem)[1]  # median of three
     rss_mem, out_mem = max(m[1] for m in mem), mem[0][2]

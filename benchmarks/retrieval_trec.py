@@ -1,4 +1,4 @@
-"""The spec's name for ``python -m benchmarks.retrieval`` (specs/retrieval.md §9.3)."""
+"""Another name for ``python -m benchmarks.retrieval`` (kept for scripts that use it)."""
 
 from benchmarks.retrieval import main
 

@@ -1,6 +1,6 @@
 """Synthetic (reference, prediction) pairs for the ROUGE benchmark and property tests.
 
-The protocol of spec answers.md §6.3: pseudo-English words with inflectional suffixes (so the
+The protocol (benchmarks/README.md): pseudo-English words with inflectional suffixes (so the
 Porter stemmer has work to do) drawn from a 5,000-word Zipfian vocabulary plus stop words;
 references of 25–35 tokens with capitalisation, commas and a final full stop; predictions derived
 from the references with 25 % substitutions, 8 % deletions, 8 % insertions and one 4-token local
@@ -154,7 +154,7 @@ def _render(words: list[str], rnd: random.Random) -> str:
 
 
 def make_pairs(n: int, *, seed: int = 13) -> list[tuple[str, str]]:
-    """``n`` (reference, prediction) pairs of the §6.3 protocol (mean ROUGE-1 F about 0.72)."""
+    """``n`` (reference, prediction) pairs of this protocol (mean ROUGE-1 F about 0.72)."""
     s = _Sampler(seed)
     rnd = s.rnd
     pairs = []

@@ -1,4 +1,4 @@
-"""ROUGE-1+2+L speed: ragmeter's engine against Google's rouge-score 0.1.2 (spec answers.md §6.3).
+"""ROUGE-1+2+L speed: ragmeter's engine against Google's rouge-score 0.1.2 (benchmarks/README.md).
 
     python -m benchmarks.rouge_speed [--pairs 100000] [--repeats 3] [--seed 13]
 

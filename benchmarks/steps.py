@@ -1,4 +1,4 @@
-"""SPARQL result comparison: ragmeter.steps vs graphrag-eval 6.6.1 (steps.md §7.5).
+"""SPARQL result comparison: ragmeter.steps vs graphrag-eval 6.6.1 (benchmarks/README.md).
 
     python -m benchmarks.steps [--repeat 5] [--upstream-timeout 60] [--no-upstream]
 

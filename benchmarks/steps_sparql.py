@@ -1,4 +1,4 @@
-"""Alias of :mod:`benchmarks.steps` under the name steps.md §7.5 uses."""
+"""Alias of :mod:`benchmarks.steps` under a second name."""
 
 import sys
 

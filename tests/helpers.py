@@ -23,7 +23,7 @@ def require_system(available: bool, reason: str) -> None:
     """Skip (one-line reason) when a system component is missing; fail instead in CI.
 
     `.ci/run` installs chromium and PostgreSQL and sets RAGMETER_REQUIRE_SYSTEM_DEPS=1, so a
-    missing component there is a failure, never a silent skip (DESIGN.md "Testing and CI").
+    missing component there is a failure, never a silent skip (docs/architecture.md, "Testing").
     """
     if available:
         return

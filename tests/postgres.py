@@ -1,4 +1,4 @@
-"""A throwaway PostgreSQL cluster for the store tests (DESIGN.md: real components in tests)."""
+"""A throwaway PostgreSQL cluster for the store tests (real components in tests)."""
 
 from __future__ import annotations
 

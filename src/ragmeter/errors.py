@@ -1,8 +1,9 @@
 """Error types shared by every ragmeter module.
 
 Every error a user can cause is reported as one line, ``FILE:LINE: what is wrong (what was
-expected)``, and the command line turns it into exit status 2 with no traceback (DESIGN.md,
-"Honest failures"). Library code raises these exceptions; only :mod:`ragmeter.cli` prints them.
+expected)``, and the command line turns it into exit status 2 with no traceback
+(docs/conventions.md, "Errors and exit codes"). Library code raises these exceptions; only
+:mod:`ragmeter.cli` prints them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The one registry of metrics (DESIGN.md, "Metrics registry").
+"""The one registry of metrics (docs/architecture.md; docs/conventions.md, "Metric names").
 
 The CLI, the runner config, the docs page of metric definitions, the report and the dashboard all
 read this registry; nothing keeps its own list. Each engine declares its tasks and metrics in a
@@ -73,7 +73,7 @@ class MetricDef:
     ``level`` says how the task aggregate is formed: ``"sample"`` means the aggregate is the mean
     of per-sample values (so strata and paired tests use those values); ``"corpus"`` means it is
     computed from pooled counts (micro F1), and resampling must go through the engine
-    (stats.md §9).
+    (docs/stats.md).
     """
 
     task: str

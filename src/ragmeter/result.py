@@ -1,4 +1,4 @@
-"""The one result model (DESIGN.md principle 5).
+"""The one result model (docs/architecture.md, principle 5; docs/conventions.md, "The Result").
 
 Every evaluation returns a :class:`Result`: a per-sample table, aggregates and metadata. The
 same object is printed, saved, stored, compared, gated, reported and served. Engines may return a

@@ -1,4 +1,4 @@
-"""The shared vocabulary of per-sample statuses (DESIGN.md, "Statuses and undefined values").
+"""The shared vocabulary of per-sample statuses (docs/conventions.md, "Statuses").
 
 A spec adds a status only by adding it here. Rows whose status is in :data:`SCORED` carry a value
 that enters means; every other row carries ``None`` and is counted, never averaged.
@@ -39,7 +39,7 @@ SCORED: Final = frozenset({OK, MISSING_ZEROED})
 """Statuses whose value is defined and enters means."""
 
 JUDGE_FAILURES: Final = frozenset({PARSE_ERROR, TIMEOUT, REFUSED, BUDGET_EXCEEDED, NEEDS_LLM})
-"""Statuses meaning the LLM judge could not score the sample (judge.md §4)."""
+"""Statuses meaning the LLM judge could not score the sample (docs/judge.md)."""
 
 # ``system_error``: a live system under test (ragmeter.systems) raised, timed out or returned
 # the wrong shape for this sample; the detail holds the reason, and a re-run calls it again.

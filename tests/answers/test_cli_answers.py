@@ -1,4 +1,4 @@
-"""``ragmeter answers`` (spec answers.md §10, §13.7) and its bad-input messages."""
+"""``ragmeter answers`` (docs/answers.md) and its bad-input messages."""
 
 from __future__ import annotations
 

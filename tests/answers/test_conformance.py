@@ -1,4 +1,4 @@
-"""Every vector of tests/data/conformance/answers/vectors.json (spec answers.md §12, §13.1)."""
+"""Every vector of tests/data/conformance/answers/vectors.json (docs/answers.md)."""
 
 from __future__ import annotations
 
@@ -156,7 +156,7 @@ def test_grounded_vector_api(vec):
         for field, value in want.items():
             if field == "why":
                 continue
-            if field == "counts_as":  # the spec's --details field is counted_as
+            if field == "counts_as":  # ragmeter's --details field is counted_as
                 assert items[qid]["counted_as"] == value, qid
             else:
                 assert items[qid][field] == value, (qid, field)

@@ -1,5 +1,5 @@
-"""``ragmeter grounded`` and ``grounded.score`` (spec answers.md §9, §13.5): exit codes, gates on
-unrounded values, every quirk of §9.4, ``--details`` and ``to_result()``."""
+"""``ragmeter grounded`` and ``grounded.score`` (docs/answers.md): exit codes, gates on
+unrounded values, every upstream quirk, ``--details`` and ``to_result()``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Normalisers, tokenizers, metric definitions, aggregation and the Python API (spec §1-§5, §11)."""
+"""Normalisers, tokenizers, metric definitions, aggregation and the Python API (docs/answers.md)."""
 
 from __future__ import annotations
 

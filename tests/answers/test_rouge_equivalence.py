@@ -1,4 +1,4 @@
-"""ROUGE bit-identical to rouge-score 0.1.2 and pltrdy rouge 1.0.1 (spec §2.2, §2.3, §6.1, §13.2-3).
+"""ROUGE bit-identical to rouge-score 0.1.2 and pltrdy rouge 1.0.1 (docs/answers.md, ROUGE).
 
 Values are compared with ``==`` on P, R and F: the engine must reproduce the reference's floats
 exactly, not approximately.
@@ -134,7 +134,7 @@ def test_max_over_golds_is_score_multi(pred, golds, stem):
 
 
 def test_conformance_vectors_bit_identical_to_rouge_score():
-    """§13.2: on every answer vector, squad (raw text) and ultrarag (normalised, stemmed) ROUGE
+    """On every answer vector, squad (raw text) and ultrarag (normalised, stemmed) ROUGE
     equal rouge-score's, value for value, for every gold."""
     from ragmeter.answers import normalize
     from tests.answers.conftest import vectors
@@ -161,7 +161,7 @@ def test_lsum_backtracking_tie_break():
 @pytest.mark.slow
 @pytest.mark.parametrize("stem", [False, True], ids=["no-stem", "stem"])
 def test_rouge_bit_identical_on_10000_synthetic_pairs(stem):
-    """§13.2: 10,000 pairs of the §6.3 generator (seed 7, not the benchmark's 13), a third of
+    """10,000 pairs of ``benchmarks/rouge_data.py`` (seed 7, not the benchmark's 13), a third of
     them broken into lines for ROUGE-Lsum."""
     from nltk.stem import porter
     from rouge_score import tokenizers
@@ -231,7 +231,7 @@ def _pltrdy_text(rnd: random.Random) -> str:
 
 
 def test_pltrdy_identical_on_3000_random_texts():
-    """§13.3: full stops, empty and whitespace-only pieces, mixed case; where pltrdy raises,
+    """Full stops, empty and whitespace-only pieces, mixed case; where pltrdy raises,
     ragmeter raises the same UpstreamError (and the scorer maps it to 0.0 plus a flag)."""
     rnd = random.Random(3)
     scorer = pltrdy.Rouge(metrics=["rouge-1", "rouge-2", "rouge-3", "rouge-l"])
@@ -264,7 +264,7 @@ def test_pltrdy_error_maps_to_zero_and_flag():
     s = ra.score("...", ["x", "y."], metrics=["rouge-1", "rouge-l"], profile="flashrag")
     assert s.values == {"rouge-1": 0.0, "rouge-l": 0.0}
     assert s.flags == ["rouge_upstream_error"]
-    # spec §3.7.6: the sample scores 0.0, even when another gold would match
+    # as FlashRAG's one try/except: the sample scores 0.0, even when another gold would match
     s = ra.score("x", ["...", "x"], metrics=["rouge-1"], profile="flashrag")
     assert s.values["rouge-1"] == 0.0
     assert s.flags == ["rouge_upstream_error"]

@@ -1,4 +1,4 @@
-"""Semantic similarity (spec answers.md §7, §13.6).
+"""Semantic similarity (docs/answers.md).
 
 Tests marked ``model`` load all-MiniLM-L6-v2 (once per process, through the ``minilm`` fixture)
 and are skipped when ``ragmeter[semantic]`` is absent; the others use a fake embedder, so the
@@ -139,7 +139,7 @@ OFFLINE_SCRIPT = textwrap.dedent(
 
 
 def test_loads_and_encodes_with_the_network_blocked(minilm, tmp_path):
-    """§13.6: a fresh process, HF_HUB_OFFLINE unset, every non-loopback socket refused."""
+    """A fresh process, HF_HUB_OFFLINE unset, every non-loopback socket refused."""
     env = {"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     proc = subprocess.run(
         [sys.executable, "-c", OFFLINE_SCRIPT],

@@ -1,4 +1,4 @@
-"""A real OpenAI-compatible HTTP server on 127.0.0.1 that plays scripted replies (judge.md §14).
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 that plays scripted replies (docs/judge.md).
 
 stdlib ``http.server.ThreadingHTTPServer`` in a daemon thread: ``POST /v1/chat/completions``
 and ``GET /v1/models``. The real ``OpenAIJudgeClient`` talks to it over HTTP. A request is
@@ -247,7 +247,7 @@ def fault_scenario(
 
 
 def builtin_scenario(name: str, req: Request, server: FakeOpenAI) -> Reply | None:
-    """The scenarios of judge.md §14 (None: fall through to the default reply)."""
+    """The scenarios of docs/judge.md (None: fall through to the default reply)."""
     count = server.count(name, req)
     good = default_reply(req)
     good_text = good if isinstance(good, str) else _json(good)

@@ -1,4 +1,4 @@
-"""The steps judge (steps.md §12.1), graphrag-eval v6 configs, ``ragmeter answer-correctness``."""
+"""The steps judge (docs/steps.md), graphrag-eval v6 configs, ``ragmeter answer-correctness``."""
 
 from __future__ import annotations
 
@@ -143,7 +143,7 @@ def test_judge_is_reusable_across_event_loops(fake, judge):
     arun(j.aclose())
 
 
-# -- claims text and counts (upstream rules, steps.md §12.1) --------------------------------------
+# -- claims text and counts (upstream rules, docs/steps.md) --------------------------------------
 
 
 def test_claims_text_rules():
@@ -334,7 +334,7 @@ def test_answer_correctness_command_example(tmp_path, judge_env, fake):
 
 
 def test_answer_correctness_stops_on_a_rejected_key(tmp_path, judge_env, fake):
-    """401 is fatal (judge.md §2.1): one redacted line, exit 2, no output file."""
+    """401 is fatal (docs/judge.md): one redacted line, exit 2, no output file."""
     inp = write_tsv(tmp_path / "in.tsv", [["Q1", "R1 [[rm-test:auth]]", "A1"]])
     out = tmp_path / "out.tsv"
     res = invoke("answer-correctness", "-i", str(inp), "-o", str(out))

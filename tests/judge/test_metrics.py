@@ -1,4 +1,4 @@
-"""Every metric of judge.md §10 against scripted judge replies and hand-computed numbers."""
+"""Every metric of docs/judge.md against scripted judge replies and hand-computed numbers."""
 
 from __future__ import annotations
 

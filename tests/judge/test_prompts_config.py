@@ -20,7 +20,7 @@ from ragmeter.judge.parsing import parse_reply
 from ragmeter.judge.schemas import claims_spec, questions_spec, statements_spec, verdicts_spec
 from ragmeter.judge.secrets import Redactor, clean_url, endpoint_id
 
-# sha256 of each (id, version) prompt text: a text change needs a version bump (judge.md §7)
+# sha256 of each (id, version) prompt text: a text change needs a version bump (docs/judge.md)
 PROMPT_HASHES = {
     (
         "answer_correctness.claims",

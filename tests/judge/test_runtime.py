@@ -1,4 +1,5 @@
-"""The runtime against the fake server: the scenario table and required properties of §14."""
+"""The runtime against the fake server: the scenario table and required properties
+(docs/judge.md)."""
 
 from __future__ import annotations
 
@@ -555,7 +556,7 @@ def test_calls_without_a_reply_leave_no_cache_key(fake, make_config):
 
 
 def test_an_unknown_price_is_null_in_every_total_never_zero(fake, make_config, monkeypatch):
-    """judge.md §8: a cost leaving out calls of unknown price is null, overall and per metric."""
+    """docs/judge.md: a cost leaving out calls of unknown price is null, overall and per metric."""
     import ragmeter.judge.runtime as runtime_mod
 
     # the fake server is on 127.0.0.1, which counts as a free local endpoint: make it a paid one

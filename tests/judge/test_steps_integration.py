@@ -1,4 +1,4 @@
-"""``ragmeter.steps`` with the real steps judge against the fake server (judge.md §13)."""
+"""``ragmeter.steps`` with the real steps judge against the fake server (docs/judge.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The Python API: Result contract, views, outputs, Evaluator statelessness, import hygiene,
-measure names and the registry entry (specs/retrieval.md §3.3, §6, §8, §10)."""
+measure names and the registry entry (docs/retrieval.md, "Python API", "Measure names")."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def test_the_trec_command_never_loads_heavy_modules():
 
 
 def test_the_trec_command_keeps_a_lean_hot_path():
-    """The benchmark's measures (specs/retrieval.md §9) neither load pyarrow.compute (~20 ms of
+    """The benchmark's measures (benchmarks/README.md) neither load pyarrow.compute (~20 ms of
     wrapper generation) nor numpy.ma (~15 ms, behind np.unique), and Arrow keeps every core:
     OMP_NUM_THREADS=1 would make its CSV parse serial."""
     code = (

@@ -1,4 +1,4 @@
-"""trec_eval 10.0's own expected outputs, reproduced byte for byte (specs/retrieval.md §10).
+"""trec_eval 10.0's own expected outputs, reproduced byte for byte (its test suite's files).
 
 The fixtures are copied unmodified from usnistgov/trec_eval (tag v10.0, ``test/``); see
 ``tests/data/conformance/trec_eval/README.md`` for provenance and licence.

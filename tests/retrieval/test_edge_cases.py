@@ -1,5 +1,6 @@
-"""The golden edge cases of specs/retrieval.md §7.2, through the CLI and the Python API, with the
-inputs given as files, dicts, lists, pandas and pyarrow tables; and the TV-IR vectors."""
+"""The golden edge cases of docs/retrieval.md ("Semantics", "Decisions"), through the CLI
+and the Python API, with the inputs given as files, dicts, lists, pandas and pyarrow tables;
+and the TV-IR vectors."""
 
 from __future__ import annotations
 

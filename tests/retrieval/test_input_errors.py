@@ -1,5 +1,6 @@
-"""Input robustness (specs/retrieval.md §4.6, §4.7, §6.1): every ugly input gets one line with
-the file and line and exit status 2 (CLI), or an InputError with ``path`` and ``line``."""
+"""Input robustness (docs/retrieval.md, "Inputs"; docs/conventions.md): every ugly input gets
+one line with the file and line and exit status 2 (CLI), or an InputError with ``path`` and
+``line``."""
 
 from __future__ import annotations
 

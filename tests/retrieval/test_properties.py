@@ -1,4 +1,4 @@
-"""Property tests against the reference libraries on random inputs (specs/retrieval.md §10).
+"""Property tests against the reference libraries on random inputs.
 
 * pytrec_eval (trec_eval 9.0.8 inside) per query, to 1e-12, for every measure 9.0.8 shares with
   10.0, on qrels with grades −1..4, runs with many tied scores, mixed-length ids, queries only

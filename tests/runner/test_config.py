@@ -1,4 +1,4 @@
-"""Config validation: every bad input is one line with file, line and key path (runner.md §1)."""
+"""Config validation: every bad input is one line with file, line and key path (docs/runner.md)."""
 
 from __future__ import annotations
 

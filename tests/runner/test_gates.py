@@ -1,4 +1,4 @@
-"""Gate semantics (runner.md §3): thresholds on unrounded values, no-regression, SKIP, strict."""
+"""Gate semantics (docs/runner.md): thresholds on unrounded values, no-regression, SKIP, strict."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The gold-standard format (runner.md §2): parsing, offsets, every error as one line."""
+"""The gold-standard format (docs/runner.md): parsing, offsets, every error as one line."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ TEXT = (
     "collectie Nederlandse kunst."
 )
 
-# the heritage sample entry as published, with its two wrong offsets (runner.md §2)
+# the heritage sample entry as published, with its two wrong offsets (docs/runner.md)
 HERITAGE = {
     "id": "eval_001",
     "text": TEXT,

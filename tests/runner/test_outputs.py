@@ -1,4 +1,4 @@
-"""Reading system outputs: every bad line is one error with the file and line (runner.md §1)."""
+"""Reading system outputs: every bad line is one error with the file and line (docs/runner.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Shared fixtures of the stats tests: the conformance vectors of stats.md §15."""
+"""Shared fixtures of the stats tests: the conformance vectors (docs/stats.md)."""
 
 from __future__ import annotations
 

@@ -54,7 +54,7 @@ def test_callable_statistic_and_one_sided_randomization():
 
     r = randomization_test(A, B, statistic=mean_diff)
     assert r.p_value == 0.015625 and r.statistic_name == "mean_diff"
-    # a plain stat(a, b) -> float (stats.md §4) gives the same test, one call per resample
+    # a plain stat(a, b) -> float (docs/stats.md) gives the same test, one call per resample
     plain = randomization_test(A, B, statistic=lambda a, b: float(np.mean(a) - np.mean(b)))
     assert (plain.p_value, plain.statistic) == (r.p_value, r.statistic)
     median = randomization_test(A, B, statistic=lambda a, b: float(np.median(a) - np.median(b)))

@@ -1,4 +1,4 @@
-"""``ragmeter compare RUN RUN ...`` on stored runs and saved results folders (stats.md §8).
+"""``ragmeter compare RUN RUN ...`` on stored runs and saved results folders (docs/stats.md).
 
 The heritage example is run once per module into a SQLite store in a temporary folder; every
 number the command prints is checked against :func:`ragmeter.stats.compare` called directly on

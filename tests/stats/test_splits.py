@@ -1,4 +1,4 @@
-"""TV-SPLIT-00…04 and the behaviour of split(), kfold() and stratified_sample() (stats.md §12)."""
+"""TV-SPLIT-00…04 and the behaviour of split(), kfold() and stratified_sample() (docs/stats.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A brute-force reference for SPARQL result comparison (steps.md §7), written independently of
+"""A brute-force reference for SPARQL result comparison (docs/steps.md), written independently of
 ``ragmeter.steps.sparql``: enumerate every injective column map and compare rows cell by cell.
 
 ``concat=True`` emulates graphrag-eval's row identity (cell texts joined without a separator,

@@ -1,4 +1,4 @@
-"""Aggregates (steps.md §11.3, §11.4) and the Result conversion (§2)."""
+"""Aggregates (docs/steps.md) and the Result conversion."""
 
 from __future__ import annotations
 

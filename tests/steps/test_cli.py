@@ -1,4 +1,4 @@
-"""``ragmeter steps`` (steps.md §13.1)."""
+"""``ragmeter steps`` (docs/steps.md)."""
 
 from __future__ import annotations
 

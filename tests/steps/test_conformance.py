@@ -1,4 +1,4 @@
-"""Conformance with graphrag-eval's own end-to-end fixtures (steps.md §15.1, §15.3, §15.4)."""
+"""Conformance with graphrag-eval's own end-to-end fixtures (docs/steps.md)."""
 
 from __future__ import annotations
 
@@ -223,7 +223,7 @@ def test_p5_p7_v4_matching(n, expected, compat):
         assert ids == set()
 
 
-# -- docs examples (§15.4) ----------------------------------------------------------------------
+# -- docs examples ----------------------------------------------------------------------
 
 
 def test_docs_target_missing_responses_is_an_input_error(tmp_path):

@@ -1,4 +1,4 @@
-"""LLM-judged keys with a stub judge (steps.md §15.2 F6–F13, §15.3 V5)."""
+"""LLM-judged keys with a stub judge (docs/steps.md; fixtures F6–F13 and V5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fuzzed inputs (steps.md §15.6): 10,000 random mutations of the fixture files end in a result
+"""Fuzzed inputs (docs/steps.md): 10,000 random mutations of the fixture files end in a result
 or a one-line ``InputError``, never a traceback."""
 
 from __future__ import annotations

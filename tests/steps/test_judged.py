@@ -1,4 +1,4 @@
-"""Judged keys with stub judges: claims parsing, f1, error keys (steps.md §12, §15.5)."""
+"""Judged keys with stub judges: claims parsing, f1, error keys (docs/steps.md)."""
 
 from __future__ import annotations
 

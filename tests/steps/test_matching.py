@@ -1,4 +1,5 @@
-"""Step scores, matching and steps_score: steps.md §5, §6.5 (E1–E6) and §15.5."""
+"""Step scores, matching and steps_score: docs/steps.md (E1–E6) and graphrag-eval's
+own asserted cases."""
 
 from __future__ import annotations
 
@@ -74,7 +75,7 @@ RETRIEVAL_REF = ref("retrieval", docs(1, 3, 5, 7, 9), args={"k": 5})
 RETRIEVAL_ACT = step("retrieval", docs(*range(1, 11)), args={"k": 5})
 
 
-# -- §15.5 step scores ------------------------------------------------------------------------
+# -- step scores (graphrag-eval's asserted cases) -------------------------------------------
 
 
 @pytest.mark.parametrize("compat", MODES)
@@ -224,7 +225,7 @@ def test_e5_retrieval_takes_the_best():
     assert match.actual == 0
 
 
-# -- §15.5 matching ------------------------------------------------------------------------
+# -- matching (graphrag-eval's asserted cases) ----------------------------------------------
 
 
 def ab(name, n):
@@ -325,13 +326,13 @@ def test_match_groups_full(compat):
 
 
 def test_count_before_score():
-    """§6.2: A→y, B→x (both matched, 0.5) beats A→x alone (0.9)."""
+    """Most matched first: A→y, B→x (both matched, 0.5) beats A→x alone (0.9)."""
     cands = [[(0, 0.9), (1, 0.2)], [(0, 0.3)]]
     assert optimal_assignment(cands) == {1: (0, 0.3), 0: (1, 0.2)}
     assert optimal_assignment(cands, method="lsa") == {1: (0, 0.3), 0: (1, 0.2)}
 
 
-# -- §6.2 fast path vs exhaustive search ----------------------------------------------------
+# -- fast path vs exhaustive search ---------------------------------------------------------
 
 
 def _random_candidates(rng: random.Random):
@@ -357,7 +358,7 @@ def test_lsa_path_equals_exhaustive_search_bulk():
 
 
 def _plain_optimum(cands):
-    """Every injective choice, scored by the §6.2 key, written from the spec."""
+    """Every injective choice, scored by the assignment key, written from docs/steps.md."""
     import itertools
 
     m = len(cands)

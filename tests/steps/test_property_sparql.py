@@ -1,10 +1,11 @@
-"""Property tests of the SPARQL comparison (steps.md §15.6).
+"""Property tests of the SPARQL comparison (docs/steps.md).
 
 - against a brute-force reference written here (every injective column map, cell by cell), on
   at least 50,000 random cases in every mode and semantics: zero disagreements;
 - against graphrag-eval 6.6.1's own ``compare_sparql_results`` (its Python 3.12 oracle venv) in
   ``graphrag-eval-6`` mode: identical answers wherever upstream's concatenated row identity does
-  not collide (steps.md §14 #1), and there upstream agrees with an emulation of that collision.
+  not collide (docs/steps.md, Decisions), and there upstream agrees with an emulation of that
+  collision.
 """
 
 from __future__ import annotations
@@ -256,7 +257,7 @@ def test_compat6_agrees_with_graphrag_eval_6_6_1():
         if emulated == ours:
             assert theirs == ours, case
             agree += 1
-        else:  # §14 #1: concatenated cell texts collide, e.g. ("ab", "") vs ("a", "b")
+        else:  # upstream's concatenated cell texts collide, e.g. ("ab", "") vs ("a", "b")
             collisions += 1
     assert agree >= 0.95 * len(cases), (agree, collisions)
     assert collisions > 0  # the documented difference is exercised, and explained

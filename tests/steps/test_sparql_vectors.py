@@ -1,4 +1,4 @@
-"""The SPARQL examples of steps.md §7.6 and the upstream-asserted cases of §15.5."""
+"""The SPARQL examples of docs/steps.md and the cases graphrag-eval's tests assert."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def cmp(ref, act, q=None, ordered=False, ignore_duplicates=True, compat=None):
 PEOPLE = table(["person", "personName"], [P(1), lit("Alice")], [P(2), lit("Bob")])
 
 
-# -- §7.6 -------------------------------------------------------------------------------------
+# -- the documented examples ----------------------------------------------------------------
 
 
 @pytest.mark.parametrize("compat", [None, V6, V5])
@@ -118,8 +118,8 @@ def test_7_no_concatenation(compat):
         (lit("01", "integer"), lit("1"), 0.0, 1.0),  # 11
         (lit("true", "boolean"), lit("1", "boolean"), 1.0, 1.0),  # 12
         (lit("true", "boolean"), lit("True"), 0.0, 1.0),  # 12
-        # 14: §7.6 lists 1 for default too, but §16.2's relative tolerance 1e-8 says 0
-        # (8e-6 apart); ragmeter follows §16.2 (docs/steps.md, Decisions). Compat: trunc5.
+        # 14: the default relative tolerance 1e-8 says 0 (8e-6 apart; docs/steps.md,
+        # Decisions). Compat: trunc5.
         (lit("1.000009", "double"), lit("1.000001", "double"), 0.0, 1.0),
         (lit("NaN", "double"), lit("NaN", "double"), 1.0, 1.0),  # 14
         (lit("1e3", "double"), lit("1000.0", "double"), 1.0, 1.0),  # 14
@@ -207,7 +207,7 @@ def test_canonical_cells():
     assert compat_cell(lit("1", "decimal")) == "1.0"
 
 
-# -- §15.5 upstream-asserted cases -------------------------------------------------------------
+# -- upstream-asserted cases ----------------------------------------------------------------
 
 
 @pytest.mark.parametrize("compat", [None, V6, V5])

@@ -1,4 +1,4 @@
-"""Retrieval, IRI discovery, time-series and data-point steps (steps.md §9, §10)."""
+"""Retrieval, IRI discovery, time-series and data-point steps (docs/steps.md)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def retrieval_pair(rel, ret, ref_k, agent_k):
     return ref, act
 
 
-# -- §9.2 table ------------------------------------------------------------------------------
+# -- retrieval step table ----------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -76,7 +76,7 @@ def test_actual_output_that_is_not_documents_scores_zero():
         assert score_step(ref, {"name": "retrieval", "status": "success", "output": out}) == 0.0
 
 
-# -- §9.3 --------------------------------------------------------------------------------------
+# -- retrieval aggregates ----------------------------------------------------------------
 
 
 def test_average_precision():
@@ -90,7 +90,7 @@ def test_average_precision():
     assert average_precision(iter(["a", "b"]), iter(["b"])) == 0.5
 
 
-# -- §10.1 IRI discovery ---------------------------------------------------------------------
+# -- IRI discovery -----------------------------------------------------------------------
 
 IRI = "urn:uuid:ab"
 
@@ -130,7 +130,7 @@ def test_iri_discovery_in_v5_is_an_ordinary_step():
     assert score_step(ref, same, compat=V5) == 1.0
 
 
-# -- §10.2 time series -------------------------------------------------------------------------
+# -- time series -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -156,7 +156,7 @@ def test_time_series(ref_args, act_args, expected, compat):
     assert score_step(ref, act, compat=compat) == expected
 
 
-# -- §10.3 data points -------------------------------------------------------------------------
+# -- data points -------------------------------------------------------------------------
 
 
 def test_granularity_and_relative_times():

@@ -1,4 +1,4 @@
-"""Bad input: one-line errors naming file, line, question and field (steps.md §3.3, §3.4)."""
+"""Bad input: one-line errors naming file, line, question and field (docs/steps.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Deterministic answer metrics (spec answers.md): EM, F1, containment, ROUGE, grounded QA,
+"""Deterministic answer metrics (docs/answers.md): EM, F1, containment, ROUGE, grounded QA,
 factual accuracy and embedding similarity.
 
 >>> import ragmeter.answers as ra
@@ -45,7 +45,7 @@ __all__ = [
 
 
 def tokens(text: str, *, profile: str = "squad", tokenizer: str = "default") -> list[str]:
-    """Answer tokens tok(x) of ``text`` under ``profile`` (spec §2.1).
+    """Answer tokens tok(x) of ``text`` under ``profile`` (docs/answers.md, "Tokenizers").
 
     ``default``: ``normalize(text).split()``; ``unicode``: the Unicode-aware tokens of the
     normalised text (CJK characters one by one, accents kept).

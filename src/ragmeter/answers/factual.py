@@ -1,4 +1,4 @@
-"""Factual accuracy of extracted claims against gold facts (spec answers.md §8).
+"""Factual accuracy of extracted claims against gold facts (docs/answers.md).
 
 The heritage-RAG definition (a verifiable claim is correct if ``claim.lower()`` is a character
 substring of some ``fact.lower()``) counts the empty claim as correct, lets ``art`` match

@@ -1,8 +1,8 @@
-"""Grounded-QA scorer with CI gates (spec answers.md §9), ``ragmeter grounded``.
+"""Grounded-QA scorer with CI gates (docs/answers.md), ``ragmeter grounded``.
 
 A reimplementation of the stdlib reference scorer ``score_eval.py`` of the WFGY ProblemMap
 (onestardao/WFGY): the same output keys, key order and values on well-formed data, plus
-validation (one-line errors with file and line), a warning for every quirk of §9.4, per-item
+validation (one-line errors with file and line), a warning for every upstream quirk, per-item
 explanations and gates evaluated on unrounded values.
 
 Definitions, with S shipped answers, R refusals, A answerable and U unanswerable gold items:

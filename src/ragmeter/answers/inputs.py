@@ -1,4 +1,4 @@
-"""Checking and converting one sample's raw values (spec §5 "Other missing or unusual data").
+"""Checking and converting one sample's raw values (docs/answers.md, "Empty and missing data").
 
 Pure functions shared by the Python API and the command line; the caller passes where the value
 came from (``path``/``line`` or a ``location``) so that every error is one line saying what was

@@ -1,7 +1,7 @@
-"""Per-gold lexical metrics (spec answers.md §3.1–§3.5, §3.9).
+"""Per-gold lexical metrics (docs/answers.md).
 
 Each function scores one prediction against each gold and returns one value per gold; the
-aggregation over golds (§4.1) is done by the caller. Inputs are already normalised
+aggregation over golds is done by the caller. Inputs are already normalised
 (``p_norm``, ``g_norms``) and tokenised (``p_tok``, ``g_toks``) by the active profile.
 """
 
@@ -51,7 +51,7 @@ def acc_per_gold(
     p_tok: Sequence[str] = (),
     g_toks: Sequence[Sequence[str]] = (),
 ) -> list[float]:
-    """Containment of each gold in the prediction (spec §3.2).
+    """Containment of each gold in the prediction (docs/answers.md, "Metric definitions").
 
     ``squad``: tok(g) is a contiguous run of tok(p) (a gold without tokens is never contained);
     ``ultrarag``: character substring, 0 for an empty prediction; ``flashrag``: substring.
@@ -73,7 +73,7 @@ def acc_per_gold(
 def coverem_per_gold(
     profile: str, p_tok: Sequence[str], g_toks: Sequence[Sequence[str]]
 ) -> list[float]:
-    """Every token of tok(g) in tok(p), as sets (spec §3.4).
+    """Every token of tok(g) in tok(p), as sets (docs/answers.md, "Metric definitions").
 
     UltraRAG's ``all()`` over an empty gold is true, which ``ultrarag`` and ``flashrag`` keep;
     ``squad`` scores a gold without tokens 0 (it states nothing to cover).
@@ -100,7 +100,7 @@ def prf_per_gold(
     p_norm: str = "",
     g_norms: Sequence[str] = (),
 ) -> list[tuple[float, float, float]]:
-    """Token (precision, recall, F1) against each gold (spec §3.5).
+    """Token (precision, recall, F1) against each gold (docs/answers.md, "Metric definitions").
 
     common = Σ_t min(count_p(t), count_g(t)); P = common/|tok(p)|, R = common/|tok(g)|,
     F = (2·P·R)/(P+R), 0 when nothing is common. ``flashrag`` adds FlashRAG's rule: a gold or
@@ -135,7 +135,10 @@ def prf_per_gold(
 def str_em_alce(
     p_norm: str, group_norms: Sequence[Sequence[str]]
 ) -> tuple[float | None, float | None, int]:
-    """ALCE STR-EM over answer groups: ``(score, hit, groups_dropped)`` (spec §3.9).
+    """ALCE STR-EM over answer groups: ``(score, hit, groups_dropped)``.
+
+    Gao et al. 2023, "Enabling Large Language Models to Generate Text with Citations" (ALCE);
+    definitions in docs/answers.md.
 
     Aliases normalised to ``""`` are ignored; a group left without alias is dropped. Score and
     hit are ``None`` when no group is left.

@@ -1,4 +1,4 @@
-"""Answer normalisers of the three profiles (spec answers.md §1.1).
+"""Answer normalisers of the three profiles (docs/answers.md).
 
 ``squad`` and ``flashrag`` share the SQuAD v1.1 ``normalize_answer``; ``ultrarag`` is UltraRAG's
 ``normalize_text`` (commit 015e838c), which maps ``True``/``False`` to ``yes``/``no`` and turns

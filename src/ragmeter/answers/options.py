@@ -1,4 +1,6 @@
-"""Options of an answers evaluation, resolved from the profile's defaults (spec §1, §4, §5).
+"""Options of an answers evaluation, resolved from the profile's defaults.
+
+See docs/answers.md, "Profiles", "Aggregation" and "Empty and missing data".
 
 Everything is validated here, once, before any sample is scored: unknown metrics, metrics a
 profile does not offer, aggregations a metric does not allow, option combinations that make no
@@ -55,7 +57,7 @@ class Options:
 
     @property
     def prf(self) -> tuple[str, ...]:
-        """Token P/R/F outputs: f1 brings precision and recall with it (spec §10)."""
+        """Token P/R/F outputs: f1 brings precision and recall with it (docs/answers.md)."""
         wanted = [m for m in ("f1", "precision", "recall") if m in self.metrics]
         if "f1" in wanted:
             return ("f1", "precision", "recall")

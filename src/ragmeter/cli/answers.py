@@ -1,5 +1,5 @@
-"""``ragmeter answers`` (UltraRAG-style JSONL evaluation) and ``ragmeter grounded`` (spec
-answers.md §9.3, §10). Thin layers over :mod:`ragmeter.answers`; engines are imported inside
+"""``ragmeter answers`` (UltraRAG-style JSONL evaluation) and ``ragmeter grounded``
+(docs/answers.md). Thin layers over :mod:`ragmeter.answers`; engines are imported inside
 the commands so that ``ragmeter --help`` stays fast."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``ragmeter compare``: significance tests between systems (stats.md §8, §10).
+"""``ragmeter compare``: significance tests between systems (docs/stats.md).
 
 Three input modes, chosen in this order: one per-sample metric file per system (``--per-sample
 a.jsonl b.jsonl``); stored runs (``RUN RUN ...``: run ids, evaluation ids, ``latest`` or saved

@@ -1,7 +1,7 @@
 """Entry point of the ``ragmeter`` command.
 
 ``ragmeter trec`` is dispatched before typer and rich are imported: trec_eval users expect its
-lean start (specs/retrieval.md §3.1, §9.6). Every other command goes through the typer app.
+lean start (benchmarks/README.md). Every other command goes through the typer app.
 """
 
 from __future__ import annotations

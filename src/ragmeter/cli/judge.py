@@ -1,5 +1,5 @@
-"""``ragmeter judge``, ``ragmeter cache`` and ``ragmeter answer-correctness`` (judge.md §5, §12;
-steps.md §13.2). Engines are imported inside the commands so ``ragmeter --help`` stays fast."""
+"""``ragmeter judge``, ``ragmeter cache`` and ``ragmeter answer-correctness`` (docs/judge.md;
+docs/steps.md). Engines are imported inside the commands so ``ragmeter --help`` stays fast."""
 
 from __future__ import annotations
 
@@ -655,7 +655,7 @@ def _run_judge(a: dict[str, Any]) -> int:
     return 0
 
 
-# -- ragmeter answer-correctness (steps.md §13.2) -------------------------------------------
+# -- ragmeter answer-correctness (docs/steps.md) -------------------------------------------
 
 AC_COLUMNS = ("Question", "Reference answer", "Actual answer")
 AC_HEADER = ["#Reference", "#PTarget", "#Matching", "Reasoning", "Error"]
@@ -792,7 +792,7 @@ def _run_answer_correctness(
 
     try:
         out_rows = asyncio.run(main())
-    except FatalJudgeError as exc:  # 401/403/404, exhausted quota: stop, nothing written (§2.1)
+    except FatalJudgeError as exc:  # 401/403/404, exhausted quota: stop, nothing written
         raise UsageError(str(exc), command="answer-correctness") from None
     with atomic_write(out_file) as fh:
         writer = csv.writer(fh, delimiter="\t")

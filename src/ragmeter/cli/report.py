@@ -1,4 +1,4 @@
-"""``ragmeter report`` and ``ragmeter serve`` (``specs/dashboard.md``)."""
+"""``ragmeter report`` and ``ragmeter serve`` (docs/dashboard.md)."""
 
 from __future__ import annotations
 

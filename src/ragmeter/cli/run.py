@@ -1,4 +1,4 @@
-"""``ragmeter run``, ``ragmeter gate`` and ``ragmeter runs`` (``specs/runner.md``)."""
+"""``ragmeter run``, ``ragmeter gate`` and ``ragmeter runs`` (docs/runner.md)."""
 
 from __future__ import annotations
 
@@ -490,7 +490,7 @@ def _print_run(data: dict, console) -> None:  # type: ignore[no-untyped-def]
 
 
 def _write_report(result) -> None:  # type: ignore[no-untyped-def]
-    """``--report``: the HTML report of dashboard.md §1, when the report module is installed."""
+    """``--report``: the HTML report of docs/dashboard.md, when the report module is installed."""
     try:
         from ragmeter.report import write_evaluation_report
     except (ModuleNotFoundError, ImportError):

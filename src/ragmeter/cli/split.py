@@ -1,5 +1,5 @@
 """``ragmeter split``: group-aware multi-factor splits, k folds or a stratified sample of a gold
-JSONL file (stats.md §12, runner.md §2). Writes the manifest and prints the balance table."""
+JSONL file (docs/stats.md, docs/runner.md). Writes the manifest and prints the balance table."""
 
 from __future__ import annotations
 

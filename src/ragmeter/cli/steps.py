@@ -1,5 +1,5 @@
 """``ragmeter steps``: score an agent's tool-call steps against reference steps (graphrag-eval
-compatible; steps.md §13.1)."""
+compatible; docs/steps.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Stored runs as inputs of ``ragmeter compare`` (``stats.md`` §8, "Inputs from the store").
+"""Stored runs as inputs of ``ragmeter compare`` (docs/stats.md, "Inputs from the store").
 
 A RUN argument is a saved results folder (``results/<evaluation-id>/``: every system in it, or
 ``results/<evaluation-id>/<system or run id>``: one of them) or a reference the results store

@@ -25,8 +25,9 @@ def command_errors(command: str, store_url: str | None = None) -> Iterator[None]
     """Give every :class:`UsageError` raised inside the block the ``ragmeter COMMAND:`` prefix.
 
     The store and its URL parser are libraries and do not know which command called them, so
-    their errors carry no command; this is the one place a command adds it (DESIGN.md, "Command
-    line": where no file or line applies, an error reads ``ragmeter COMMAND: ...``). With
+    their errors carry no command; this is the one place a command adds it
+    (docs/conventions.md, "Errors and exit codes": where no file or line applies, an error
+    reads ``ragmeter COMMAND: ...``). With
     ``store_url``, a database error inside the block (a store damaged or unreachable after it
     was opened) is reported the same way instead of as a traceback.
     """

@@ -1,8 +1,8 @@
 """Gold-standard datasets: the ragmeter gold format, validation, statistics, splits and sampling.
 
 The gold format and its validation live here (:mod:`ragmeter.datasets.gold`); splits, k-fold and
-stratified sampling are :mod:`ragmeter.stats.datasets` (``specs/stats.md`` §12), re-exported here
-so that ``ragmeter.datasets.split(...)`` works as the specs name it.
+stratified sampling are :mod:`ragmeter.stats.datasets` (docs/stats.md), re-exported
+here so that ``ragmeter.datasets.split(...)`` works too.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from ragmeter.datasets.views import TASK_UNITS
 __all__ = ["MISSING", "describe"]
 
 MISSING = "__missing__"
-"""The value shown for a sample without a stratum factor or a language (as ``stats.md`` §12.1)."""
+"""The value shown for a sample without a stratum factor or a language (as docs/stats.md)."""
 
 
 def _counts(values: Any) -> dict[str, int]:

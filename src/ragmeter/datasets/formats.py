@@ -3,12 +3,12 @@
 ``dataset.format`` in the runner config:
 
 - ``graphrag-eval``: a reference file (YAML or JSON list of templates with ``questions``, as in
-  graphrag-eval, ``specs/steps.md`` §3.1). Each question becomes a sample with one QA pair
+  graphrag-eval, docs/steps.md "Inputs"). Each question becomes a sample with one QA pair
   (``question_text`` → question, ``reference_answer`` → answer, ``reference_steps``), stratum
   ``template_id``.
 - ``ultrarag``: UltraRAG evaluation JSONL (``id``, ``question``, ``golden_answers``).
 - ``grounded``: grounded-QA gold JSONL (``qid``, ``answerable``, ``gold_claim_substr``,
-  ``gold_citations``, optional ``question``; ``specs/answers.md`` §9.1).
+  ``gold_citations``, optional ``question``; docs/answers.md "Grounded QA").
 - ``trec``: a TREC qrels file (``qid iter docno grade``); each query becomes a sample whose
   ``relevant_docs`` are its judgments.
 

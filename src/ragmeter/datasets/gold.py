@@ -1,4 +1,6 @@
-"""The ragmeter gold-standard format (``specs/runner.md`` §2): JSONL, one sample per line.
+"""The ragmeter gold-standard format: JSONL, one sample per line.
+
+User guide: docs/runner.md, "The gold-standard format".
 
 A sample generalises the heritage sample entry::
 
@@ -361,7 +363,7 @@ def _kb_id(value: Any, ctx: _Ctx, key: str) -> str | None:
     text = _str(value, ctx, key).strip()
     if text in NIL_IDS:
         return None
-    # canonical Wikidata form (extraction.md §1.5): wd:Q1, Wikidata:Q1 and entity URLs become Q1
+    # canonical Wikidata form (docs/extraction.md): wd:Q1, Wikidata:Q1 and entity URLs become Q1
     for prefix in ("http://www.wikidata.org/entity/", "https://www.wikidata.org/entity/"):
         if text.startswith(prefix):
             return text[len(prefix) :]
@@ -783,7 +785,7 @@ def duplicate_errors(samples: Sequence[GoldSample], path: str | None) -> list[In
 
 def label_errors(samples: Sequence[GoldSample], profile: Any, path: str | None) -> list[InputError]:
     """Every gold type label (primary and secondary) outside the label set of ``profile`` (a
-    :class:`~ragmeter.extraction.profiles.HierarchyProfile`; runner.md §2: type labels come from
+    :class:`~ragmeter.extraction.profiles.HierarchyProfile`; docs/runner.md: type labels come from
     a label set)."""
     allowed = set(profile.vocabulary)
     shown = " ".join(profile.vocabulary)

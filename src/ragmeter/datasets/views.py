@@ -1,4 +1,4 @@
-"""Which gold samples (and which parts of them) each runner task reads (``runner.md`` §2).
+"""Which gold samples (and which parts of them) each runner task reads (docs/runner.md).
 
 A *unit* is what a task scores one value for: a query (retrieval), a QA pair (answers, grounded,
 semantic, judge, steps), a sample (ner, classification) or a gold mention (linking). Every unit

@@ -1,8 +1,8 @@
 """numpy ↔ Arrow bridges that never import pandas.
 
 pyarrow loads pandas (when installed) behind ``pa.array``, ``pa.scalar`` and
-``Array.to_numpy``, which costs ~0.2 s; ``ragmeter trec`` keeps a lean start (specs/retrieval.md
-§9.6), so its hot path goes through buffers instead.
+``Array.to_numpy``, which costs ~0.2 s; ``ragmeter trec`` keeps a lean start (see
+benchmarks/README.md), so its hot path goes through buffers instead.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Strict JSON output: numpy values converted, NaN and infinity refused (DESIGN.md)."""
+"""Strict JSON output: numpy values converted, NaN and infinity refused (docs/conventions.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``ragmeter.judge``: LLM-as-judge metrics and the runtime that makes them cheap and honest.
 
-Metrics (specs/judge.md §10): answer correctness by claims, answer relevance (offline MiniLM),
+Metrics (docs/judge.md, "Metrics"): answer correctness by claims, answer relevance (offline MiniLM),
 faithfulness, context precision / utilization, context recall, context entity recall,
 graphrag-eval's ``retrieval_answer_*`` and ``retrieval_context_*``, and rubrics. The runtime:
 any OpenAI-compatible endpoint through the ``openai`` SDK, structured output validated locally,

@@ -1,6 +1,6 @@
-"""Adapters for other modules (judge.md §13): the steps judge and graphrag-eval v6 configs.
+"""Adapters for other modules (docs/judge.md): the steps judge and graphrag-eval v6 configs.
 
-:func:`steps_judge` builds a :class:`StepsJudge`, the protocol of ``steps.md`` §12.1 on top of
+:func:`steps_judge` builds a :class:`StepsJudge`, the protocol of docs/steps.md on top of
 this runtime (same cache, ledger, limiter and retries). :func:`graphrag_settings` maps a
 graphrag-eval v6 ``llm.generation`` block onto judge settings.
 """
@@ -45,7 +45,7 @@ _MINILM = ("all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2")
 
 
 class JudgeCallError(Exception):
-    """A failed free-text call: the message is ``"<status>: <detail>"`` (steps.md §12.4)."""
+    """A failed free-text call: the message is ``"<status>: <detail>"`` (docs/steps.md)."""
 
 
 # -- graphrag-eval v6 configuration ---------------------------------------------------------
@@ -174,7 +174,7 @@ def correctness_prompt(data: Mapping[str, Any] | None) -> str | None:
 
 
 def parse_claims_text(text: str) -> dict[str, Any]:
-    """Upstream's ``R\\tA\\tM\\treason`` reply → Claims, or ``{error}`` (steps.md §12.1).
+    """Upstream's ``R\\tA\\tM\\treason`` reply → Claims, or ``{error}`` (docs/steps.md).
 
     >>> parse_claims_text("2\\t3\\t1\\treason")
     {'reference': 2, 'actual': 3, 'matching': 1, 'reason': 'reason'}
@@ -195,7 +195,7 @@ def parse_claims_text(text: str) -> dict[str, Any]:
 
 
 def validate_claims(claims: Mapping[str, Any]) -> str | None:
-    """The error message for invalid counts, or ``None`` (steps.md §12.1).
+    """The error message for invalid counts, or ``None`` (docs/steps.md).
 
     >>> validate_claims({"reference": 2, "actual": 0, "matching": 0})
     'Invalid claims counts combination: 2\\t0\\t0'
@@ -269,7 +269,7 @@ def _sample_id(*parts: str) -> str:
 
 
 class StepsJudge:
-    """The steps.md §12.1 judge protocol on top of the ragmeter judge runtime."""
+    """The docs/steps.md judge protocol on top of the ragmeter judge runtime."""
 
     def __init__(
         self,

@@ -1,4 +1,4 @@
-"""The request cache and the ledger table: one SQLite file (judge.md §5, §8).
+"""The request cache and the ledger table: one SQLite file (docs/judge.md).
 
 WAL mode, ``synchronous=NORMAL``, ``busy_timeout=5000``; values are JSON (never pickle). Each
 reply is committed as soon as it arrives, so killing the process loses at most the in-flight
@@ -81,7 +81,7 @@ def _final_commit(db: sqlite3.Connection) -> None:
 
 
 def canonical_json(obj: Any) -> bytes:
-    """The canonical JSON of judge.md §5: sorted keys, no spaces, UTF-8, no NaN.
+    """The canonical JSON of docs/judge.md: sorted keys, no spaces, UTF-8, no NaN.
 
     >>> canonical_json({"b": 1, "a": "é"})
     b'{"a":"\\xc3\\xa9","b":1}'
@@ -100,7 +100,7 @@ def cache_key(
     schema: Mapping[str, Any] | None,
     prompt_version: str,
 ) -> str:
-    """sha256 hex of the canonical JSON of the request's identity (§5)."""
+    """sha256 hex of the canonical JSON of the request's identity."""
     return hashlib.sha256(
         canonical_json(
             {

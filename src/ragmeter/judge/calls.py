@@ -18,7 +18,7 @@ __all__ = ["CallOutcome", "CallStats", "Ctx", "Stop"]
 
 @dataclass
 class CallStats:
-    """Accounting of one (sample, metric, repeat): the per-sample record's cost fields (§8)."""
+    """Accounting of one (sample, metric, repeat): the per-sample record's cost fields."""
 
     calls: int = 0
     cache_hits: int = 0

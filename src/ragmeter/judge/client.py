@@ -1,4 +1,4 @@
-"""The client layer (judge.md §2): one protocol, the OpenAI-compatible client, error classes.
+"""The client layer (docs/judge.md): one protocol, the OpenAI-compatible client, error classes.
 
 :class:`OpenAIJudgeClient` talks Chat Completions to any OpenAI-compatible ``base_url``
 (OpenAI, vLLM, Ollama, the llama.cpp server, LM Studio) through the ``openai`` SDK with the
@@ -106,7 +106,7 @@ class ReplyTooLarge(Exception):
 
 @dataclass
 class Negotiation:
-    """What the endpoint accepts, learnt from its 400 replies (§2.2)."""
+    """What the endpoint accepts, learnt from its 400 replies."""
 
     structured: str = "json_schema"  # the mode in use: json_schema | json_object | prompt
     token_param: str = "max_tokens"  # or max_completion_tokens
@@ -380,7 +380,7 @@ def classify_status(
     code: str | None,
     redact: Redactor,
 ) -> Exception:
-    """Map an HTTP error to the runtime's classes (§2.1, §6 retries table)."""
+    """Map an HTTP error to the runtime's classes (docs/judge.md, retries)."""
     from ragmeter.judge.limiter import parse_retry_after
 
     msg = redact(message) or ""
@@ -398,7 +398,7 @@ def classify_status(
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` to completion from synchronous code (§2.4).
+    """Run ``coro`` to completion from synchronous code.
 
     Without a running loop this is ``asyncio.run``; inside one (Jupyter) the coroutine runs on
     a private loop in a worker thread, so no ``nest_asyncio`` is ever needed.

@@ -1,4 +1,4 @@
-"""Judge settings: flags, then environment variables, then the ``judge:`` block (judge.md §1).
+"""Judge settings: flags, then environment variables, then the ``judge:`` block (docs/judge.md).
 
 :class:`JudgeConfig` is the resolved, validated configuration the runtime uses. It never holds a
 key read from a file: the key comes from the environment variable named by ``api_key_env``
@@ -49,7 +49,7 @@ RUBRIC_INPUTS = ("question", "answer", "reference", "contexts")
 
 @dataclass(frozen=True)
 class RubricDef:
-    """One configured rubric (judge.md §10.9)."""
+    """One configured rubric (docs/judge.md)."""
 
     name: str
     inputs: tuple[str, ...] = ("question", "answer")
@@ -118,7 +118,7 @@ class JudgeConfig:
 
     @property
     def configured(self) -> bool:
-        """A model is known and either a base URL is known or the key variable is set (§1)."""
+        """A model is known and either a base URL is known or the key variable is set."""
         return bool(self.model) and (bool(self.base_url) or self.key_in_env)
 
     @property
@@ -151,7 +151,7 @@ class JudgeConfig:
         }
 
 
-# providers the OpenAI-compatible client serves directly (judge.md §13.2)
+# providers the OpenAI-compatible client serves directly (docs/judge.md)
 OPENAI_COMPATIBLE = frozenset(
     {
         "openai",
@@ -168,7 +168,7 @@ OPENAI_COMPATIBLE = frozenset(
 
 
 def is_local_endpoint(url: str | None) -> bool:
-    """True for a loopback or private address, whose calls cost 0.0 unless priced (§8).
+    """True for a loopback or private address, whose calls cost 0.0 unless priced.
 
     >>> is_local_endpoint("http://127.0.0.1:8000/v1"), is_local_endpoint("http://localhost/v1")
     (True, True)
@@ -479,7 +479,7 @@ class LoadedConfig:
 
 def load_config_file(path: str | os.PathLike[str]) -> LoadedConfig:
     """Read ``ragmeter.yaml`` (its ``judge:`` and ``tasks.judge`` blocks), a bare judge block, or
-    a graphrag-eval v6 config (``llm.generation``, judge.md §13.2)."""
+    a graphrag-eval v6 config (``llm.generation``, docs/judge.md)."""
     from ragmeter.io import yamlsafe
 
     name = os.fspath(path)
@@ -534,7 +534,7 @@ def resolve_config(
     settings: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> JudgeConfig:
-    """Resolve settings in the order flags, environment, config block, defaults (§1).
+    """Resolve settings in the order flags, environment, config block, defaults.
 
     ``block`` is a raw ``judge:`` mapping (validated here); ``settings`` is already validated
     (from :func:`load_config_file`). ``flags`` holds keyword names of :class:`JudgeConfig`;

@@ -1,9 +1,9 @@
-"""Running metrics over samples: planning, scheduling, repeats, records and the Result (§4–§12).
+"""Running metrics over samples: planning, scheduling, repeats, records and the Result.
 
 Work items (sample × pipeline × repeat) flow through a bounded queue of size 2 × concurrency to
 a pool of workers, so a million-row file never creates a million tasks; the runtime's semaphore
 bounds the HTTP calls in flight. Without a configured judge nothing is sent: every LLM metric
-gets ``needs_llm`` and the result carries the one-line hint of §1.
+gets ``needs_llm`` and the result carries the one-line hint of docs/judge.md.
 """
 
 from __future__ import annotations
@@ -206,7 +206,7 @@ class RepeatSet:
 def combine_repeats(
     pipe: str, outs: Sequence[Outcome], n_repeats: int
 ) -> tuple[dict[str, Part], dict[str, Any], Any, dict[str, Any]]:
-    """Per output: mean over ``ok`` repeats (median for rubrics), spread, status (§7)."""
+    """Per output: mean over ``ok`` repeats (median for rubrics), spread, status."""
     parts: dict[str, Part] = {}
     spreads: dict[str, Any] = {}
     first_ok = next((o for o in outs if o.status == st.OK), None)
@@ -262,7 +262,7 @@ async def aevaluate(
     if config is None:
         config = resolve_config()
     elif not isinstance(config, JudgeConfig):
-        config = resolve_config(block=config)  # a runner's judge: block; env still applies (§1)
+        config = resolve_config(block=config)  # a runner's judge: block; env still applies
     if max_cost_usd is not None:
         import dataclasses
 
@@ -487,7 +487,7 @@ def evaluate(
     Parameters
     ----------
     samples : list of Sample or dict
-        Dicts use the input keys of judge.md §12 (``id``, ``question``, ``answer``,
+        Dicts use the input keys of docs/judge.md (``id``, ``question``, ``answer``,
         ``reference``, ``contexts``, ``reference_contexts``, ``template_id`` and the known
         aliases); ids default to the 1-based position.
     metrics : list of str, optional
@@ -495,7 +495,7 @@ def evaluate(
         the task's default set (faithfulness, answer relevance, context precision and recall).
     config : JudgeConfig or dict, optional
         A resolved configuration, or a raw ``judge:`` block (the environment still overrides
-        it, judge.md §1). Default: the environment alone.
+        it, docs/judge.md). Default: the environment alone.
     max_cost_usd : float, optional
         The budget of ``tasks.judge`` / ``--max-cost``.
     no_claims_as, refresh_cache, retry_errors, embedder, client, cache, clock

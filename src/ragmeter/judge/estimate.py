@@ -1,4 +1,4 @@
-"""``--dry-run``: calls, tokens and USD before anything is sent (judge.md §8).
+"""``--dry-run``: calls, tokens and USD before anything is sent (docs/judge.md).
 
 For every metric: the samples, the number of calls (exact for fixed stages, a range for stages
 whose size depends on an earlier reply, such as the statements of faithfulness), how many
@@ -452,7 +452,7 @@ def _usd(m: MetricEstimate) -> str:
 
 
 def format_estimate(est: Estimate) -> str:
-    """The dry-run table of judge.md §8."""
+    """The dry-run table of docs/judge.md."""
     rows = [("metric", "samples", "calls", "cached", "prompt tok", "output tok", "USD (est.)")]
     for m in est.metrics:
         rows.append(

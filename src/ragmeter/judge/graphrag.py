@@ -1,4 +1,4 @@
-"""graphrag-eval files for ``ragmeter judge --format graphrag`` (judge.md §10.7, §10.8, §12).
+"""graphrag-eval files for ``ragmeter judge --format graphrag`` (docs/judge.md).
 
 Input: graphrag-eval per-question records (the output of ``run_evaluation`` or ``ragmeter
 steps``: ``question_id``, ``template_id``, ``question_text``, ``reference_answer``,
@@ -260,7 +260,7 @@ def read_graphrag(
 
 
 def stats(series: Sequence[float]) -> dict[str, Any]:
-    """``{sum, mean, median, min, max}`` with Python semantics (steps.md §11.3); zeros if empty.
+    """``{sum, mean, median, min, max}`` with Python semantics (docs/steps.md); zeros if empty.
 
     >>> stats([1, 2])
     {'sum': 3, 'mean': 1.5, 'median': 1.5, 'min': 1, 'max': 2}

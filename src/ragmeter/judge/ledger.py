@@ -1,4 +1,4 @@
-"""Tokens, prices, the per-call ledger and the budget (judge.md §8).
+"""Tokens, prices, the per-call ledger and the budget (docs/judge.md).
 
 One ledger row is written per call attempt that reached the server and per cache hit. The cost
 of a call is ``prompt × in/10⁶ + completion × out/10⁶ − cached × (in − cached_in)/10⁶`` (the last
@@ -153,7 +153,7 @@ def _lookup(table: Mapping[str, Price], model: str) -> Price | None:
 
 
 class PriceTable:
-    """Resolves a model's price: flags, then the user's files, then the shipped table (§8).
+    """Resolves a model's price: flags, then the user's files, then the shipped table.
 
     An endpoint on a loopback or private address costs 0.0 unless a price is configured (flags
     or the user's files); anything else unlisted is unknown.
@@ -208,7 +208,8 @@ def _tiktoken_encoder() -> Any:
     """o200k_base, only when tiktoken is installed *and* its file is already cached locally.
 
     tiktoken downloads encodings on first use; ragmeter never fetches anything at run time
-    (DESIGN.md principle 3), so without a cached file the estimate falls back to chars/4.
+    (docs/architecture.md, principle 3), so without a cached file the estimate falls back to
+    chars/4.
     """
     try:
         import hashlib

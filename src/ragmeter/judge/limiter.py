@@ -1,4 +1,4 @@
-"""Rate limits, retry delays and the injectable clock (judge.md §6).
+"""Rate limits, retry delays and the injectable clock (docs/judge.md).
 
 Every wait goes through a :class:`Clock`, so tests drive the limiter and the retry backoff with
 a :class:`FakeClock` that records sleeps and advances instantly instead of sleeping.
@@ -94,7 +94,7 @@ class TokenBucket:
 
 
 class RateLimiter:
-    """Request and token buckets for one endpoint, plus the pause after a 429 (§6).
+    """Request and token buckets for one endpoint, plus the pause after a 429.
 
     >>> import asyncio
     >>> clock = FakeClock()

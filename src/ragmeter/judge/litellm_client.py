@@ -1,5 +1,5 @@
 """``LiteLLMJudgeClient`` (extra ``ragmeter[litellm]``), for providers that are not
-OpenAI-compatible (judge.md §2.3).
+OpenAI-compatible (docs/judge.md).
 
 ``litellm`` is imported lazily, with ``LITELLM_LOCAL_MODEL_COST_MAP=True`` set first so that the
 import never fetches the cost map from the network. The compromised releases 1.82.7 and 1.82.8

@@ -1,4 +1,4 @@
-"""Reading a judge reply: the fixed parsing steps of judge.md §3.
+"""Reading a judge reply: the fixed parsing steps of docs/judge.md.
 
 1. ``strip()``; 2. remove a leading ``<think>…</think>`` block; 3. remove a surrounding
 ```` ```json … ``` ```` fence; 4. ``json.loads`` (never "first ``{`` to last ``}``" slicing);

@@ -1,4 +1,4 @@
-"""The ``judge`` task of the metrics registry (specs/judge.md §10).
+"""The ``judge`` task of the metrics registry (docs/judge.md, "Metrics").
 
 Plain dataclasses only: reading the registry never imports the judge runtime, the ``openai`` SDK
 or an embedder. A metric with several outputs names each output key: ``answer_correctness``
@@ -8,7 +8,7 @@ give their ``_recall``, ``_precision`` and ``_f1`` keys. Asking for any output o
 computes the whole family (one set of LLM calls) and reports every output.
 
 Rubrics are parameterised: ``rubric:<name>`` names the rubric ``<name>`` of the judge
-configuration (§10.9).
+configuration.
 """
 
 from __future__ import annotations

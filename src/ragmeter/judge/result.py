@@ -1,4 +1,4 @@
-"""The judge's :class:`~ragmeter.result.Result`: per-sample records and the summary (§12).
+"""The judge's :class:`~ragmeter.result.Result`: per-sample records and the summary.
 
 The per-sample table has one row per sample × output metric (``answer_correctness``,
 ``answer_recall``, …) with the value, the status and a detail: the reason for a non-``ok``
@@ -53,7 +53,7 @@ def headline(pipe: str, outputs: Sequence[str]) -> str:
 
 
 class JudgeResult(Result):
-    """A :class:`Result` plus the per-sample records and the §12 summary view."""
+    """A :class:`Result` plus the per-sample records and the summary view."""
 
     records: list[dict[str, Any]]
     ledger_rows: list[dict[str, Any]]

@@ -1,11 +1,11 @@
-"""The judge runtime: one call = cache, budget, limiter, retries, validation, repair (§3–§8).
+"""The judge runtime: one call = cache, budget, limiter, retries, validation, repair.
 
 :meth:`JudgeRuntime.call` renders a prompt, looks the request up in the cache (and among the
 identical calls in flight), and only on a miss reserves budget, waits for the rate limiter,
 takes a concurrency slot and sends it, retrying transient errors with backoff. The reply is
 committed to the cache at once (valid or not), a ledger row is written, and the reply is
 parsed and validated; a ``length`` finish is retried once with doubled ``max_tokens`` and an
-invalid reply gets one repair call. The outcome is a status of judge.md §4, never an exception,
+invalid reply gets one repair call. The outcome is a status of docs/judge.md, never an exception,
 except :class:`~ragmeter.judge.client.FatalJudgeError`, which stops the run.
 
 Two bounds hold against any endpoint: ``timeout_s`` caps one attempt's total time and

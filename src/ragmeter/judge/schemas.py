@@ -2,8 +2,8 @@
 
 The JSON Schemas use only ``type``, ``properties``, ``required``, ``items``, ``enum``,
 ``minItems``, ``maxItems``, ``minimum``, ``maximum`` and ``additionalProperties: false``, the
-subset every OpenAI-compatible server understands (judge.md §2.2). The pydantic models forbid
-extra keys and take verdicts as exact enum values (§3), so ``"Yes, it is supported"`` is never
+subset every OpenAI-compatible server understands (docs/judge.md). The pydantic models forbid
+extra keys and take verdicts as exact enum values, so ``"Yes, it is supported"`` is never
 read as ``"supported"``. Cross-checks that need the request (counts, index permutations,
 ranges) are the ``check`` functions of an :class:`OutputSpec`.
 """
@@ -222,7 +222,7 @@ class Claims(_Strict):
 
 
 def claims_spec(max_items: int = 100) -> OutputSpec:
-    """Claim lists and 1-based matches, each index in range and used at most once (§10.1).
+    """Claim lists and 1-based matches, each index in range and used at most once.
 
     >>> spec = claims_spec()
     >>> m = [{"reference": 1, "answer": 1}, {"reference": 2, "answer": 1}]

@@ -128,7 +128,7 @@ def clean_url(url: str | None) -> str | None:
 
 
 def endpoint_id(url: str | None) -> str:
-    """Scheme, host, port and path of a base URL: the ``endpoint`` of a cache key (§5).
+    """Scheme, host, port and path of a base URL: the ``endpoint`` of a cache key.
 
     A trailing slash is dropped and the scheme and host are lower-cased, so that spellings of
     one server share cache entries; the default port of the scheme is made explicit.

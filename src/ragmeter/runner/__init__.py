@@ -1,4 +1,4 @@
-"""The evaluation runner (``specs/runner.md``): one YAML config drives every engine.
+"""The evaluation runner (docs/runner.md): one YAML config drives every engine.
 
 >>> import ragmeter
 >>> callable(ragmeter.evaluate)

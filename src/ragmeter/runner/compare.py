@@ -1,4 +1,4 @@
-"""Comparisons against the baseline (``specs/runner.md`` §1 ``compare``; ``specs/stats.md``).
+"""Comparisons against the baseline (docs/runner.md; docs/stats.md).
 
 Every system other than the baseline is compared with it on each compared metric:
 
@@ -6,7 +6,7 @@ Every system other than the baseline is compared with it on each compared metric
   (:func:`ragmeter.stats.paired_test`) on the per-sample values both runs scored (samples one
   run could not score are left out, ``missing="intersect"``, and counted);
 - a corpus-level metric (micro F1, macro F1, NIL F1): document resampling
-  (:func:`ragmeter.stats.corpus_test`, ``stats.md`` §9) on the additive per-unit statistics the
+  (:func:`ragmeter.stats.corpus_test`, docs/stats.md) on the additive per-unit statistics the
   task's adapter extracts (:meth:`TaskAdapter.sufficient_stats`); a corpus-level metric
   without them is reported with the reason and not tested.
 

@@ -1,4 +1,4 @@
-"""The runner's config file (``ragmeter.yaml``, ``specs/runner.md`` §1), validated up front.
+"""The runner's config file (``ragmeter.yaml``, docs/runner.md), validated up front.
 
 Everything is checked before anything is evaluated: unknown keys, wrong types, missing files,
 unknown tasks and metric names (through the registry), gate rules, the baseline. Every error is
@@ -131,7 +131,7 @@ class SystemConfig(_Model):
 
 
 class CompareConfig(_Model):
-    """Comparisons of every system with the baseline (stats.md §8)."""
+    """Comparisons of every system with the baseline (docs/stats.md)."""
 
     baseline: str | None = Field(None, description="The system every other is compared with.")
     test: Literal["randomization", "t", "wilcoxon"] = Field(
@@ -204,7 +204,7 @@ Rule = Annotated[
 
 
 class GatesConfig(_Model):
-    """Release gates (runner.md §3)."""
+    """Release gates (docs/runner.md)."""
 
     profile: str | list[str] | None = Field(
         None, description="Built-in rule set(s): heritage, grounded."
@@ -225,7 +225,7 @@ class Config(_Model):
     compare: CompareConfig | None = Field(None, description="Comparisons with the baseline.")
     gates: GatesConfig | None = Field(None, description="Release gates.")
     judge: dict[str, Any] | None = Field(
-        None, description="LLM judge endpoint settings (judge.md §1); no API keys."
+        None, description="LLM judge endpoint settings (docs/judge.md); no API keys."
     )
     store: str | None = Field(
         None, description="Results store URL (default sqlite:///.ragmeter/ragmeter.db)."
@@ -826,7 +826,7 @@ def _check_dataset(cfg: RunConfig) -> None:
 
 
 def _check_judge(cfg: RunConfig) -> None:
-    """The ``judge:`` block, validated by the judge engine (judge.md §1) when it is installed."""
+    """The ``judge:`` block, validated by the judge engine (docs/judge.md) when it is installed."""
     block = cfg.model.judge
     if block is None:
         return

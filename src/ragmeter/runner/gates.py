@@ -1,4 +1,4 @@
-"""Gates (``specs/runner.md`` §3): absolute thresholds and no-significant-regression rules.
+"""Gates (docs/runner.md, "Gates"): absolute thresholds and no-significant-regression rules.
 
 A rule names a metric as ``task.metric``. An absolute rule compares the run's aggregate with
 ``min``/``max`` on the unrounded value. A no-regression rule fails when the run is significantly
@@ -34,7 +34,7 @@ __all__ = [
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 
 PROFILES: dict[str, tuple[tuple[str, str, float], ...]] = {
-    # the heritage targets table (extraction.md §9), without its unsourced "state of the art"
+    # the heritage targets table (docs/extraction.md), without its unsourced "state of the art"
     "heritage": (
         ("min", "ner.overall.strict.f1", 0.85),
         ("min", "ner.overall.type.f1", 0.90),
@@ -48,7 +48,7 @@ PROFILES: dict[str, tuple[tuple[str, str, float], ...]] = {
         ("min", "judge.faithfulness", 0.80),
         ("min", "judge.answer_relevance", 0.75),
     ),
-    # the defaults of `ragmeter grounded` (answers.md §9.2)
+    # the defaults of `ragmeter grounded` (docs/answers.md)
     "grounded": (
         ("min", "grounded.precision", 0.80),
         ("min", "grounded.chr", 0.75),

@@ -1,4 +1,4 @@
-"""The judge endpoint the runner hands to LLM tasks (``specs/judge.md`` §1).
+"""The judge endpoint the runner hands to LLM tasks (docs/judge.md, "Configuring an endpoint").
 
 The judge engine resolves it (:func:`ragmeter.judge.resolve_config`: environment variables, then
 the config's ``judge:`` block; the runner has no judge flags). The judge counts as configured

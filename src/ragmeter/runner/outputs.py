@@ -350,7 +350,7 @@ def _run_format(path: str | os.PathLike[str]) -> str:
 
 def read_run(path: str | os.PathLike[str], gold: GoldSet) -> OutputFile:
     """Read a retrieval run (TREC, or JSONL ``{qid, retrieved_ids, scores?}``) with the
-    retrieval engine's reader (``retrieval.md`` §4); every query id must be a gold query.
+    retrieval engine's reader (docs/retrieval.md); every query id must be a gold query.
 
     The engine's :class:`~ragmeter.io.trec.Run` is the record under the key ``"run"``.
     """

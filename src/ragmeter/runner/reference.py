@@ -161,9 +161,9 @@ def render() -> str:
         "",
         "## `judge`",
         "",
-        "The LLM judge endpoint (`specs/judge.md` §1); environment variables "
-        "`RAGMETER_LLM_BASE_URL` and `RAGMETER_LLM_MODEL` take precedence. A literal `api_key` "
-        "is refused: name the environment variable with `api_key_env`. The keys (model, "
+        "The LLM judge endpoint ([judge.md](judge.md#configuring-an-endpoint)); environment "
+        "variables `RAGMETER_LLM_BASE_URL` and `RAGMETER_LLM_MODEL` take precedence. A literal "
+        "`api_key` is refused: name the environment variable with `api_key_env`. The keys (model, "
         "base_url, temperature, concurrency, rpm, timeout_s, cache, prices, ...) are those of "
         "[judge.md](judge.md). Without a model and an endpoint, LLM metrics are `needs_llm` and "
         f"the judge task is reported as skipped: *{NOT_CONFIGURED}*",

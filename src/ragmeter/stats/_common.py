@@ -91,7 +91,7 @@ def base_fields(paired: Paired) -> dict[str, Any]:
 
 
 def effect_fields(paired: Paired) -> dict[str, Any]:
-    """The ``effect_size`` field: Cohen's d_z, Hedges' g_z and d_av (stats.md §6)."""
+    """The ``effect_size`` field: Cohen's d_z, Hedges' g_z and d_av (docs/stats.md)."""
     es = effect_sizes(paired)
     return {
         "effect_size": {

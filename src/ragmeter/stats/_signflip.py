@@ -1,4 +1,4 @@
-"""Vectorised sign-flip (swap) patterns: the engine of the randomization tests (§4, §9).
+"""Vectorised sign-flip (swap) patterns: the engine of the randomization tests.
 
 A pattern assigns one bit to each of n paired units (queries or documents), in the canonical
 order of the units: bit 1 keeps the pair as observed, bit 0 swaps A and B. Patterns are either
@@ -47,7 +47,7 @@ class Patterns:
 
     @classmethod
     def choose(cls, n: int, *, n_resamples: int, exact: bool | str, seed: int) -> Patterns:
-        """Exact enumeration or sampling, by the rule of stats.md §4."""
+        """Exact enumeration or sampling, by the rule of docs/stats.md."""
         if n < 1:
             raise ValueError("no paired units to resample")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:

@@ -1,4 +1,4 @@
-"""Bootstrap confidence intervals (stats.md §5) and the paired bootstrap test.
+"""Bootstrap confidence intervals (docs/stats.md) and the paired bootstrap test.
 
 Resampling is delegated to ``scipy.stats.bootstrap`` with ``rng=default_rng(seed)``, so bounds
 are scipy's to the last bit; resamples are generated in batches (which draw the same stream) to

@@ -1,4 +1,4 @@
-"""Comparing N systems on several metrics (stats.md §8) and the UltraRAG view (§10).
+"""Comparing N systems on several metrics (docs/stats.md) and the UltraRAG view.
 
 Every unordered pair of systems is tested on every metric, p-values are corrected within a
 family (Holm per metric by default), and the report renders ranx's table: each system's mean

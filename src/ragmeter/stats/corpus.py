@@ -1,4 +1,4 @@
-"""Corpus-level metrics tested by resampling documents (stats.md §9).
+"""Corpus-level metrics tested by resampling documents (docs/stats.md).
 
 Micro-averaged F1 and every metric computed from counts pooled over documents does not decompose
 into per-query scores, so per-query tests do not apply: the unit of resampling is the document,

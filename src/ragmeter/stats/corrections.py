@@ -1,4 +1,4 @@
-"""Multiple-comparison corrections (stats.md §7).
+"""Multiple-comparison corrections (docs/stats.md).
 
 Adjusted p-values are returned in the input order; the decision is p̃ ≤ α·(1 + 1e-9).
 """

@@ -1,4 +1,4 @@
-"""One entry point for every paired test, by name (stats.md §11: unknown names raise)."""
+"""One entry point for every paired test, by name (docs/stats.md: unknown names raise)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Paired effect sizes (stats.md §6)."""
+"""Paired effect sizes (docs/stats.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Paired inputs: per-query scores aligned by query id (stats.md §1).
+"""Paired inputs: per-query scores aligned by query id (docs/stats.md).
 
 Every paired test takes a :class:`Paired`: two score vectors on one query set, in sorted id order,
 with the rounded differences d = round(a - b, decimals). Alignment is explicit: a query missing on

@@ -1,4 +1,4 @@
-"""Paired randomization (sign-flip permutation) test (stats.md §4): the default test."""
+"""Paired randomization (sign-flip permutation) test (docs/stats.md): the default test."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def _tolerance(observed: float) -> float:
 def pvalues_from_counts(
     counts: dict[str, np.ndarray], *, total: int, exact: bool, alternative: str, two_sided: str
 ) -> np.ndarray:
-    """p-values from the counts of resampled statistics at least as extreme (§4).
+    """p-values from the counts of resampled statistics at least as extreme.
 
     ``counts`` holds ``"abs"``, ``"greater"`` and ``"less"`` count arrays (as needed). Exact:
     c / 2ⁿ; sampled: (c + 1)/(B + 1), never 0.
@@ -163,7 +163,7 @@ def _callable_pvalue(
         if vectorised:
             t = np.asarray(stat(xs, ys), dtype=np.float64)
         else:
-            # a plain stat(a, b) -> float, as §4 allows: one call per resample (slower)
+            # a plain stat(a, b) -> float, as docs/stats.md allows: one call per resample (slower)
             t = np.fromiter(
                 (stat(x, y) for x, y in zip(xs, ys, strict=True)), np.float64, len(keep)
             )

@@ -1,4 +1,4 @@
-"""The result schema shared by every two-sample test (stats.md §11).
+"""The result schema shared by every two-sample test (docs/stats.md).
 
 A :class:`TestResult` is JSON-serialisable and never holds NaN or infinity: a value that is not
 finite is ``None`` and ``reason`` says why. ``significant`` is always computed from the reported
@@ -23,12 +23,12 @@ __all__ = [
 ]
 
 ALPHA_TOLERANCE = 1e-9
-"""Relative slack of the decision rule p <= alpha (stats.md §7): for the same BH value,
+"""Relative slack of the decision rule p <= alpha (docs/stats.md): for the same BH value,
 statsmodels returns 0.049999999999999996 and scipy 0.05."""
 
 
 def is_significant(p_value: float | None, alpha: float) -> bool:
-    """The decision rule of stats.md §7: reject iff p <= alpha·(1 + 1e-9).
+    """The decision rule of docs/stats.md: reject iff p <= alpha·(1 + 1e-9).
 
     >>> is_significant(0.05, 0.05), is_significant(0.050000001, 0.05), is_significant(None, 0.05)
     (True, False, False)
@@ -66,7 +66,7 @@ def versions() -> dict[str, str]:
 
 @dataclass(frozen=True)
 class ConfidenceInterval:
-    """A confidence interval of a statistic (the ``ci`` field of a result, stats.md §5).
+    """A confidence interval of a statistic (the ``ci`` field of a result, docs/stats.md).
 
     ``degenerate`` is true when every resampled statistic was equal or the interval is undefined
     (then ``low == high ==`` the observed statistic). A one-sided interval has ``None`` on its
@@ -115,12 +115,12 @@ class ConfidenceInterval:
 
 @dataclass(frozen=True)
 class TestResult:
-    """The outcome of one two-sample test, in the schema of stats.md §11.
+    """The outcome of one two-sample test, in the schema of docs/stats.md.
 
     ``details`` holds test-specific settings (``df`` of the t-test; ``zero_method``,
     ``correction`` and ``approximate_exact`` of the Wilcoxon test; ``two_sided`` of the
     randomization test). ``p_adjusted`` and ``correction`` are set when the test is part of a
-    corrected family (stats.md §7, §8); ``significant`` then uses ``p_adjusted``.
+    corrected family (docs/stats.md); ``significant`` then uses ``p_adjusted``.
     """
 
     __test__ = False  # not a pytest test class
@@ -211,7 +211,7 @@ class TestResult:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The §11 schema as a plain dict (JSON-ready, no NaN)."""
+        """The result schema (docs/stats.md) as a plain dict (JSON-ready, no NaN)."""
         return {
             "test": self.test,
             "alternative": self.alternative,
@@ -243,7 +243,7 @@ class TestResult:
         return dumps(self.to_dict(), indent=indent)
 
     def to_ultrarag(self, alias: str, *, alpha: float = 0.05) -> dict[str, dict[str, Any]]:
-        """UltraRAG ``evaluate_trec_pvalue`` shape (stats.md §10): ``{alias: {A_mean, B_mean,
+        """UltraRAG ``evaluate_trec_pvalue`` shape (docs/stats.md): ``{alias: {A_mean, B_mean,
         diff, p_value, significant}}``, ``significant`` being ``p_value < alpha`` on the raw p."""
         return {
             alias: {

@@ -1,4 +1,4 @@
-"""Paired t-test (stats.md §2), delegated to scipy, with honest degenerate cases (§11)."""
+"""Paired t-test (docs/stats.md), delegated to scipy, with honest degenerate cases."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Wilcoxon signed-rank test (stats.md §3), delegated to scipy ≥ 1.15 on the rounded d."""
+"""Wilcoxon signed-rank test (docs/stats.md), delegated to scipy ≥ 1.15 on the rounded d."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@
 >>> compute_aggregates(results)["micro"]["steps_score"]["mean"]
 1.0
 
-Spec: ``specs/steps.md``; user guide: ``docs/steps.md``; migration:
+User guide and decisions: ``docs/steps.md``; migration:
 ``docs/migrating-from-graphrag-eval.md``.
 """
 

@@ -1,4 +1,4 @@
-"""Aggregates over evaluated questions: per template, micro and macro (steps.md §11)."""
+"""Aggregates over evaluated questions: per template, micro and macro (docs/steps.md)."""
 
 from __future__ import annotations
 
@@ -61,21 +61,21 @@ _COUNTERS: Final = ("total", "once_per_sample", "errors", "empty_results")
 
 
 def scalar_metrics(mode: str, custom: Sequence[str] = ()) -> tuple[str, ...]:
-    """Per-question metrics aggregated in ``mode`` (§11.1), custom outputs last."""
+    """Per-question metrics aggregated in ``mode``, custom outputs last."""
     if mode == V5:
         return _V5_SCALARS
     return (*_SCALARS, *(c for c in custom if c not in _SCALARS))
 
 
 def step_metrics(mode: str) -> tuple[str, ...]:
-    """Metrics aggregated from actual ``retrieval`` steps in ``mode`` (§11.1)."""
+    """Metrics aggregated from actual ``retrieval`` steps in ``mode``."""
     if mode == V5:
         return _STEP_METRICS_V5
     return _STEP_METRICS_DEFAULT if mode == DEFAULT else _STEP_METRICS_V6
 
 
 def stats_for_series(values: Iterable[int | float]) -> dict[str, int | float]:
-    """``sum``, ``mean``, ``median``, ``min`` and ``max`` with Python's semantics (§11.3).
+    """``sum``, ``mean``, ``median``, ``min`` and ``max`` with Python's semantics.
 
     ``sum`` adds left to right from the integer 0; ``mean`` is :func:`statistics.mean` (exact
     rational arithmetic, one final rounding); an empty series gives integer zeros.
@@ -150,7 +150,7 @@ def compute_aggregates(
     *,
     compat: str | None = None,
 ) -> dict[str, Any]:
-    """Per-template, micro and macro statistics of evaluated questions (§11).
+    """Per-template, micro and macro statistics of evaluated questions.
 
     Parameters
     ----------

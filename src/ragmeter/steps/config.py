@@ -1,4 +1,4 @@
-"""graphrag-eval v6 configuration files (steps.md §12.3).
+"""graphrag-eval v6 configuration files (docs/steps.md).
 
 A config enables the LLM-judged keys: ``llm.generation`` and ``llm.embedding`` say which models
 to use (the judge layer maps them onto its endpoint settings), ``answer_correctness`` and
@@ -52,7 +52,7 @@ RESERVED_KEYS = frozenset(
         "answer_eval_error",
     }
 )
-"""Keys a record can carry at top level (§4, §12.2); custom outputs may not reuse them."""
+"""Keys a record can carry at top level; custom outputs may not reuse them."""
 
 _CORRECTNESS_PLACEHOLDERS = ("question", "reference_answer", "actual_answer")
 _TOP_KEYS = ("llm", "answer_correctness", "answer_relevance", "custom_evaluations")
@@ -120,7 +120,7 @@ def _enabled(err: _Errors, value: Any, path: tuple, default: bool) -> tuple[bool
 
 
 def parse_config(located: Located) -> StepsConfig:
-    """Validate a loaded config (steps.md §12.3)."""
+    """Validate a loaded config (docs/steps.md)."""
     err = _Errors(located)
     data = located.data
     if not isinstance(data, Mapping):

@@ -1,4 +1,4 @@
-"""Custom LLM evaluations of graphrag-eval v6 configs (steps.md §12.4)."""
+"""Custom LLM evaluations of graphrag-eval v6 configs (docs/steps.md)."""
 
 from __future__ import annotations
 
@@ -119,7 +119,7 @@ class CustomEvaluation:
         return values
 
     def prompt(self, values: Mapping[str, str]) -> str:
-        """The prompt: instructions, the output list, then one section per input (§12.4)."""
+        """The prompt: instructions, the output list, then one section per input."""
         outputs = "Output the following values separated by tabs:" + "".join(
             f"\n- {key}: {substitute(desc, values)}" for key, desc in self.outputs
         )

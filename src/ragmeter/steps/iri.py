@@ -1,4 +1,4 @@
-"""IRI discovery steps (steps.md §10.1)."""
+"""IRI discovery steps (docs/steps.md)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def score_iri_discovery(
     mode: str,
     parsed: SparqlResult | None = None,
 ) -> float:
-    """1.0 if the actual step discovered ``reference_iri`` (§10.1), else 0.0.
+    """1.0 if the actual step discovered ``reference_iri``, else 0.0.
 
     ``autocomplete_search`` must bind the IRI as a ``uri`` cell. ``sparql_query`` must bind it
     as a ``uri`` cell, or (non-JSON output such as Turtle) mention it as a whole IRI; in

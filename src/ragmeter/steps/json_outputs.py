@@ -1,4 +1,4 @@
-"""Structural equality of ``application/json`` step outputs (steps.md §8)."""
+"""Structural equality of ``application/json`` step outputs (docs/steps.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""graphrag-eval 5's non-LLM ``retrieval_context_*`` scores (steps.md §12.2).
+"""graphrag-eval 5's non-LLM ``retrieval_context_*`` scores (docs/steps.md).
 
 5.x scored retrieved texts against the reference texts by string similarity,
 ``1 − Levenshtein distance / max length``. The distance uses Hyyrö's bit-parallel algorithm on

@@ -1,11 +1,11 @@
-"""Matching executed steps to reference groups, and ``steps_score`` (steps.md §6).
+"""Matching executed steps to reference groups, and ``steps_score`` (docs/steps.md).
 
 Groups are walked back to front. Each group is matched using only successful actual steps that
 ran before every step matched by the later groups (the *fence*); a group that is not fully
-matched stops the walk. Inside a group, default mode takes the optimal assignment (§6.2): most
+matched stops the walk. Inside a group, default mode takes the optimal assignment: most
 matched steps, then the largest total score, then the latest fence, then, for determinism, the
 latest actual steps for the reference steps in reverse listed order. Compat modes reproduce
-graphrag-eval's greedy choices (§6.3).
+graphrag-eval's greedy choices.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from ragmeter.steps.scoring import ActualStep, ReferenceStep, score_pair
 __all__ = ["Match", "match_groups", "optimal_assignment", "steps_score", "walk_groups"]
 
 EXHAUSTIVE_LIMIT = 10**6
-"""Largest product of (candidates + 1) searched exhaustively (§6.2)."""
+"""Largest product of (candidates + 1) searched exhaustively."""
 
 
 class Match(NamedTuple):
@@ -36,7 +36,7 @@ Candidates = Sequence[Sequence[tuple[int, float]]]  # per reference step: (actua
 
 
 def _key(pairs: dict[int, tuple[int, float]], m: int) -> tuple:
-    """The §6.2 key of an assignment {ref: (j, s)} of a group of ``m`` steps."""
+    """The ranking key of an assignment {ref: (j, s)} of a group of ``m`` steps."""
     total = round(sum(s for _j, s in pairs.values()), 9)
     fence = min((j for j, _s in pairs.values()), default=-1)
     vector = tuple(pairs[r][0] if r in pairs else -1 for r in reversed(range(m)))
@@ -152,7 +152,7 @@ def _lsa(cands: Candidates) -> dict[int, tuple[int, float]]:
 
 
 def optimal_assignment(cands: Candidates, *, method: str = "auto") -> dict[int, tuple[int, float]]:
-    """The §6.2 assignment of one group: reference index → (actual index, score).
+    """The optimal assignment of one group (docs/steps.md): reference index → (actual index, score).
 
     ``cands[r]`` lists the actual steps reference step ``r`` may take, with positive scores.
     ``method`` is ``"auto"`` (exhaustive when the search space is at most 10⁶, else
@@ -184,7 +184,7 @@ def walk_groups(
     *,
     method: str = "auto",
 ) -> list[Match]:
-    """Match actual steps to groups (§6.1, §6.3); ``score`` is cached by the caller."""
+    """Match actual steps to groups; ``score`` is cached by the caller."""
     n = len(group_sizes)
     matches: list[Match] = []
     if n == 0:

@@ -1,4 +1,4 @@
-"""Validation of reference datasets and agent responses (steps.md §3).
+"""Validation of reference datasets and agent responses (docs/steps.md).
 
 Everything is checked before anything is evaluated. The first problem in file order raises
 :class:`~ragmeter.errors.InputError` with one line,
@@ -525,7 +525,7 @@ def validate(
     check_names: bool = True,
     strict: bool = False,
 ) -> Dataset:
-    """Check both inputs (steps.md §3.3) and pair every reference question with its response."""
+    """Check both inputs (docs/steps.md) and pair every reference question with its response."""
     if on_missing not in ("error", "error-sample"):
         from ragmeter.errors import UsageError
 

@@ -1,4 +1,4 @@
-"""The three evaluation modes of ``ragmeter.steps`` (steps.md §1)."""
+"""The three evaluation modes of ``ragmeter.steps`` (docs/steps.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Per-question evaluation: output records and LLM-judged keys (steps.md §4, §12)."""
+"""Per-question evaluation: output records and LLM-judged keys (docs/steps.md)."""
 
 from __future__ import annotations
 
@@ -319,7 +319,7 @@ def _steps_score(groups: list[list[dict]], matches: list[Match], mode: str) -> f
 def _retrieval_id_keys(
     refs: list[list[ReferenceStep]], actual: list[ActualStep], matches: list[Match]
 ) -> None:
-    """§9.3: recall@k and AP of document ids on every successful actual retrieval step."""
+    """Recall@k and AP of document ids on every successful actual retrieval step."""
     candidates = [
         ref for group in refs for ref in group if ref.name == "retrieval" and ref.ids() is not None
     ]
@@ -339,7 +339,7 @@ def _retrieval_id_keys(
 def _sparql_diagnostics(
     refs: list[list[ReferenceStep]], actual: list[ActualStep], matches: list[Match]
 ) -> None:
-    """§16.4: row precision and recall of the matched or best candidate SPARQL output."""
+    """Row precision and recall of the matched or best candidate SPARQL output."""
     matched = {(g, r): j for g, r, j, _s in matches}
     for g, group in enumerate(refs):
         for r, ref in enumerate(group):
@@ -559,15 +559,15 @@ def run_evaluation(
     ----------
     reference_qas
         Templates ``[{template_id, questions: [{id, question_text, reference_answer?,
-        reference_steps?}]}]`` as loaded from graphrag-eval YAML (steps.md §3.1).
+        reference_steps?}]}]`` as loaded from graphrag-eval YAML (docs/steps.md).
     chat_responses
         Question id → response ``{question_id, actual_answer?, actual_steps?, error?,
-        input_tokens?, ...}`` (§3.2). Ids compare as strings.
+        input_tokens?, ...}``. Ids compare as strings.
     config_file_path
-        A graphrag-eval v6 config (§12.3) enabling LLM-judged keys; ``None`` and no ``judge``
+        A graphrag-eval v6 config enabling LLM-judged keys; ``None`` and no ``judge``
         means no LLM keys and no network.
     compat
-        ``None`` (correct scoring), ``"graphrag-eval-6"`` or ``"graphrag-eval-5"`` (§1).
+        ``None`` (correct scoring), ``"graphrag-eval-6"`` or ``"graphrag-eval-5"``.
     judge
         An object implementing :class:`ragmeter.steps.StepsJudge`; overrides the config's.
     on_missing
@@ -585,14 +585,14 @@ def run_evaluation(
     Returns
     -------
     list of dict
-        One flat record per reference question, in reference order (§4): ids, texts, copies of
+        One flat record per reference question, in reference order: ids, texts, copies of
         the reference and actual steps (matched reference steps gain ``matches``), ``status``,
         ``steps_score`` and the judged keys. Inputs are never modified.
 
     Raises
     ------
     ragmeter.steps.InputError
-        For any problem in the inputs, before anything is evaluated (one line, §3.4).
+        For any problem in the inputs, before anything is evaluated (one line, docs/conventions.md).
 
     Examples
     --------

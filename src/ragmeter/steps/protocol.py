@@ -1,4 +1,4 @@
-"""What ``ragmeter.steps`` asks of an LLM judge (steps.md §12.1).
+"""What ``ragmeter.steps`` asks of an LLM judge (docs/steps.md).
 
 The judge layer (``ragmeter.judge``) owns clients, caching, retries and prompts; its
 ``steps_judge(config)`` adapter implements :class:`StepsJudge`. Tests pass a stub. The steps

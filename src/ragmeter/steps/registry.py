@@ -1,4 +1,4 @@
-"""Metrics of the ``steps`` task: the record and aggregate keys of steps.md §4 and §11.
+"""Metrics of the ``steps`` task: the record and aggregate keys of docs/steps.md.
 
 Import-light on purpose (plain dataclasses only): the registry, CLI and docs read it without
 loading the engine. Macro means are named ``macro.<metric>`` (the resolver below).
@@ -138,12 +138,12 @@ METRICS: tuple[MetricDef, ...] = (
         "sparql_row_precision",
         "Diagnostic: share of actual SPARQL rows that are reference "
         "rows under the best column map (default mode)",
-        reference="ragmeter (steps.md §16.4)",
+        reference="ragmeter (docs/steps.md)",
     ),
     _m(
         "sparql_row_recall",
         "Diagnostic: share of reference SPARQL rows found under the best column map (default mode)",
-        reference="ragmeter (steps.md §16.4)",
+        reference="ragmeter (docs/steps.md)",
     ),
     _m("input_tokens", "Input tokens the agent used", direction="lower", range=(0.0, None)),
     _m("output_tokens", "Output tokens the agent used", direction="lower", range=(0.0, None)),

@@ -1,4 +1,4 @@
-"""Conversion of steps records and aggregates into the shared ``Result`` (steps.md §2)."""
+"""Conversion of steps records and aggregates into the shared ``Result`` (docs/steps.md)."""
 
 from __future__ import annotations
 

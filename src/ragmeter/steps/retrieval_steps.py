@@ -1,4 +1,4 @@
-"""Retrieval steps: recall@k and average precision over document ids (steps.md §9)."""
+"""Retrieval steps: recall@k and average precision over document ids (docs/steps.md)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def document_texts(output: Any) -> list[str] | None:
 
 
 def recall_at_k(relevant_ids: Iterable[Any], retrieved_ids: Iterable[Any], k: int) -> float:
-    """Recall at cut-off ``k`` over distinct ids (steps.md §9.1).
+    """Recall at cut-off ``k`` over distinct ids (docs/steps.md).
 
     .. math:: \\mathrm{recall@k} = \\frac{|rel \\cap ret_{1..k}|}{\\min(k, |rel|)}
 
@@ -104,7 +104,7 @@ def compat_recall_at_k(relevant_ids: Sequence[Any], retrieved_ids: Sequence[Any]
 
 
 def average_precision(relevant_ids: Iterable[Any], retrieved_ids: Iterable[Any]) -> float:
-    """Average precision of a ranked list (steps.md §9.3).
+    """Average precision of a ranked list (docs/steps.md).
 
     .. math:: \\mathrm{AP} = \\frac{1}{|rel|} \\sum_{i:\\ ret_i \\in rel,\\ \\text{first}}
               \\frac{\\mathrm{hits}_{\\le i}}{i}

@@ -1,4 +1,4 @@
-"""The step match score ``S(ref, act)`` (steps.md §5).
+"""The step match score ``S(ref, act)`` (docs/steps.md).
 
 Steps are wrapped once per question (:class:`ReferenceStep`, :class:`ActualStep`) so that every
 output is parsed and canonicalised once, however many reference steps it is compared with.
@@ -165,7 +165,7 @@ def _compat_recall(ref: ReferenceStep, act: ActualStep) -> float:
 
 
 def default_recall(ref: ReferenceStep, act: ActualStep) -> float:
-    """§9.1: ``k`` from the reference (else the number of distinct reference ids)."""
+    """``k`` from the reference (else the number of distinct reference ids)."""
     rel, ret = ref.ids(), act.ids()
     if rel is None or ret is None:
         return 0.0
@@ -253,10 +253,10 @@ def score_step(
 
     Only successful actual steps score. Default mode (first rule that applies):
     ``iri_discovery`` references match a tool that discovered the IRI; otherwise names must be
-    equal; SPARQL results compare as tables (§7), ``application/json`` outputs structurally
-    (§8), ``retrieval`` steps give recall@k of document ids (§9, the only fractional score),
-    time-series and data-point calls compare arguments (§10), anything else compares outputs
-    with ``==``. ``compat`` selects graphrag-eval's rules (§5.2, §5.3).
+    equal; SPARQL results compare as tables, ``application/json`` outputs structurally,
+    ``retrieval`` steps give recall@k of document ids (the only fractional score),
+    time-series and data-point calls compare arguments, anything else compares outputs
+    with ``==``. ``compat`` selects graphrag-eval's rules.
 
     Parameters
     ----------

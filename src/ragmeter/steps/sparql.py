@@ -1,10 +1,10 @@
-"""Exact, fast comparison of SPARQL 1.1 JSON results (steps.md §7).
+"""Exact, fast comparison of SPARQL 1.1 JSON results (docs/steps.md).
 
 graphrag-eval enumerates every injective map of the required reference columns onto the actual
 columns and rebuilds all rows for each, Θ(P(m, k)·n·k). This module decides the same relation by
-fingerprint-and-prune (§7.4):
+fingerprint-and-prune:
 
-1. every cell is canonicalised once (§7.2) and interned to a small integer;
+1. every cell is canonicalised once and interned to a small integer;
 2. a reference column can only map to an actual column with the same fingerprint (the vector
    itself when rows are ordered, its multiset for bag semantics, its set for set semantics);
 3. ordered results need no search (a bipartite matching on the candidate columns); unordered
@@ -14,7 +14,7 @@ fingerprint-and-prune (§7.4):
    pruned and the answer is exact; in the common case every column has a single candidate and
    the comparison is linear in the number of cells.
 
-Default mode compares numbers by value with a relative tolerance of 1e-8 (§16.2). Tolerance is
+Default mode compares numbers by value with a relative tolerance of 1e-8. Tolerance is
 not transitive, so the search runs on tolerance *clusters* (single-linkage classes of the numeric
 values present, a coarser but necessary condition) and every complete map whose clusters contain
 more than one distinct value is verified against the exact pairwise relation before it is
@@ -64,7 +64,7 @@ XSD_BOOLEAN: Final = XSD + "boolean"
 XSD_STRING: Final = XSD + "string"
 
 REL_TOL: Final = 1e-8
-"""Relative tolerance of numeric equality in default mode (§16.2)."""
+"""Relative tolerance of numeric equality in default mode."""
 
 
 class _Unbound:
@@ -84,7 +84,7 @@ def _canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
-# -- cell canonicalisation (§7.2) ---------------------------------------------------------------
+# -- cell canonicalisation ---------------------------------------------------------------
 
 
 # Default-mode canonical values are strings with a one-character kind tag (string hashes are
@@ -243,7 +243,7 @@ class SparqlResult:
         return col
 
     def iris(self) -> set[str]:
-        """Every IRI bound anywhere in the result (for IRI discovery, §10.1)."""
+        """Every IRI bound anywhere in the result (for IRI discovery)."""
         return {
             cell["value"]
             for b in self.bindings
@@ -499,7 +499,7 @@ def _verify(
     sigma: Sequence[int],
     semantics: str,
 ) -> bool:
-    """The exact relation of §7.3 under ``sigma`` with pairwise numeric tolerance."""
+    """The exact row relation (docs/steps.md) under ``sigma`` with pairwise numeric tolerance."""
     k = len(sigma)
     r_rows = list(zip(*r_exact, strict=False)) if k else []
     a_rows = list(zip(*(a_exact[j] for j in sigma), strict=False)) if k else []
@@ -531,7 +531,7 @@ def _search(
     semantics: str,
     default_cells: bool,
 ) -> list[int] | None:
-    """An injective map (actual column per reference column) satisfying §7.3, or ``None``."""
+    """An injective map (actual column per reference column) satisfying it, or ``None``."""
     k = len(r_cols)
     if k == 0:  # the caller has checked row counts where they matter
         return []
@@ -653,7 +653,7 @@ def _compare(
     """(q, actual vars, σ as actual positions) — σ is ``None`` when the results differ."""
     ref = reference if isinstance(reference, SparqlResult) else _as_reference(reference)
     act = load_result(actual)
-    if act is None:  # §7.1.1: not a JSON object (DESCRIBE/CONSTRUCT text, a JSON string)
+    if act is None:  # not a JSON object (DESCRIBE/CONSTRUCT text, a JSON string)
         return [], [], None
     if ref.is_ask:
         if not act.is_ask:
@@ -666,7 +666,7 @@ def _compare(
     q = _effective_columns(ref, required_columns, mode)
     a_vars = act.vars
     r_rows, a_rows = ref.bindings, act.bindings
-    if not r_rows and not a_rows:  # §7.1.5: any injective map will do
+    if not r_rows and not a_rows:  # both empty: any injective map will do
         return q, a_vars, list(range(len(q))) if len(a_vars) >= len(q) else None
     if not r_rows or not a_rows or len(q) > len(a_vars):
         return q, a_vars, None
@@ -698,7 +698,7 @@ def compare_sparql_results(
     multisets. Extra actual columns are ignored; a superset of the reference rows is not equal
     under set semantics. Cells compare as RDF terms in default mode (kind, language tag and
     datatype matter; numbers by value with relative tolerance 1e-8) and in graphrag-eval's text
-    form in compat modes (§7.2).
+    form in compat modes.
 
     Parameters
     ----------
@@ -713,7 +713,7 @@ def compare_sparql_results(
         Unordered rows compare as sets (True) or multisets (False). Ignored by
         ``compat="graphrag-eval-5"``, which always uses multisets.
     compat
-        ``None``, ``"graphrag-eval-6"`` or ``"graphrag-eval-5"`` (steps.md §1).
+        ``None``, ``"graphrag-eval-6"`` or ``"graphrag-eval-5"`` (docs/steps.md).
 
     Returns
     -------

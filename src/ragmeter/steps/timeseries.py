@@ -1,4 +1,4 @@
-"""Time-series and data-point steps (steps.md §10.2, §10.3)."""
+"""Time-series and data-point steps (docs/steps.md)."""
 
 from __future__ import annotations
 
@@ -119,7 +119,7 @@ def _to_datetime(value: Any) -> datetime | None:
 
 
 def times_equal(reference: Any, actual: Any, anchor: Any = None) -> bool:
-    """Whether an actual start/end time satisfies the reference one (§10.3).
+    """Whether an actual start/end time satisfies the reference one.
 
     Relative reference times are resolved against ``anchor`` (the actual step's
     ``execution_timestamp``) with a tolerance of 60 s; two relative times compare by offset; two
@@ -164,7 +164,7 @@ def _args(step: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def score_time_series(reference_step: Mapping[str, Any], actual_step: Mapping[str, Any]) -> float:
-    """1.0 if a ``retrieve_time_series`` call asked for the reference series (§10.2).
+    """1.0 if a ``retrieve_time_series`` call asked for the reference series.
 
     >>> score_time_series({"args": {"mrid": "m"}}, {"args": {"mrid": ["m"], "limit": 5}})
     1.0
@@ -184,7 +184,7 @@ def score_data_points(
     actual_step: Mapping[str, Any],
     warn: Callable[[str], None] | None = None,
 ) -> float:
-    """1.0 if a ``retrieve_data_points`` call matches the reference arguments (§10.3).
+    """1.0 if a ``retrieve_data_points`` call matches the reference arguments.
 
     >>> ref = {"args": {"external_id": "x", "aggregates": "average", "granularity": "1w"}}
     >>> score_data_points(ref, {"args": {"external_id": ["x"], "aggregates": ["average"],

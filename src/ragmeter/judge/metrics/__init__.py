@@ -1,4 +1,4 @@
-"""The metrics of judge.md §10: pure formulas plus the LLM pipelines that feed them.
+"""The metrics of docs/judge.md: pure formulas plus the LLM pipelines that feed them.
 
 Each pipeline is ``async (runtime, sample, ctx, options) -> Outcome``; :data:`PIPELINES` maps a
 pipeline name (the family of :data:`ragmeter.judge.registry.FAMILIES`, or the metric itself) to

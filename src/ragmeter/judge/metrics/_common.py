@@ -14,7 +14,7 @@ __all__ = ["Options", "Outcome", "Part", "Sample", "blank", "f1_score", "single"
 
 @dataclass(frozen=True)
 class Sample:
-    """One judged sample (judge.md §12 input keys)."""
+    """One judged sample (docs/judge.md input keys)."""
 
     id: str
     question: str | None = None
@@ -46,7 +46,7 @@ class Outcome:
 
     @property
     def status(self) -> str:
-        """The first non-``ok`` status of the parts, in output order (§4 rule)."""
+        """The first non-``ok`` status of the parts, in output order (docs/judge.md)."""
         for p in self.parts.values():
             if p.status != st.OK:
                 return p.status

@@ -1,6 +1,6 @@
 """Stages shared by several metrics: statement extraction and verification against contexts.
 
-Verification sends statements in batches of at most 20 (judge.md §10.3) and, when
+Verification sends statements in batches of at most 20 (docs/judge.md) and, when
 ``max_input_tokens`` is configured, splits the contexts into consecutive groups that fit; every
 statement is then checked against every group and the group verdicts are combined.
 """

@@ -1,4 +1,4 @@
-"""``answer_correctness``: claims of the reference and of the answer, matched (judge.md §10.1).
+"""``answer_correctness``: claims of the reference and of the answer, matched (docs/judge.md).
 
 One call lists the atomic claims of both texts and pairs them; ragmeter counts the lists itself
 rather than trusting counts the model reports. The headline value is ``answer_f1``.

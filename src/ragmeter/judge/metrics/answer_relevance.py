@@ -1,4 +1,4 @@
-"""``answer_relevance``: questions generated from the answer vs the real question (§10.2).
+"""``answer_relevance``: questions generated from the answer vs the real question.
 
 One call writes N questions the answer would answer (and flags noncommittal answers); the
 offline all-MiniLM-L6-v2 embedder gives cosines between the question and each generated one.

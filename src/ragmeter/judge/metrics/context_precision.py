@@ -1,4 +1,4 @@
-"""``context_precision`` and ``context_utilization``: AP over judged-useful chunks (§10.4).
+"""``context_precision`` and ``context_utilization``: AP over judged-useful chunks.
 
 Each chunk, in rank order, is judged useful or not for reaching the reference answer (or, for
 ``context_utilization``, the generated answer). Up to 10 chunks go in one call; with

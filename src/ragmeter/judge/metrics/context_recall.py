@@ -1,4 +1,4 @@
-"""``context_recall``: share of reference statements the contexts contain (§10.5).
+"""``context_recall``: share of reference statements the contexts contain.
 
 Stage 1 splits the reference into statements; it depends only on the question and the
 reference, so its cache entries are shared by every system evaluated on the same data. Stage 2

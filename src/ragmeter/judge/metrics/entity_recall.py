@@ -1,4 +1,4 @@
-"""``context_entity_recall``: reference entities also found in the contexts (§10.6).
+"""``context_entity_recall``: reference entities also found in the contexts.
 
 One call lists the named entities of the reference (shared across systems), one those of the
 joined contexts (or, with ``per_chunk``, of each chunk, reused whenever the same chunk text

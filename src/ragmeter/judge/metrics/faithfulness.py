@@ -1,4 +1,4 @@
-"""``faithfulness``: share of the answer's statements supported by the contexts (§10.3).
+"""``faithfulness``: share of the answer's statements supported by the contexts.
 
 Stage 1 rewrites the answer as statements; stage 2 checks them against the numbered contexts
 in batches of at most 20, verdicts ``supported`` / ``contradicted`` / ``not_found``. Also gives

@@ -1,4 +1,4 @@
-"""graphrag-eval's ``retrieval_answer_*`` and ``retrieval_context_*`` (§10.7, §10.8).
+"""graphrag-eval's ``retrieval_answer_*`` and ``retrieval_context_*``.
 
 Recall is :mod:`context_recall`, precision is :mod:`context_precision`, both on a retrieval
 step's texts; F1 is reported only when both parts are ``ok``. The reference is the reference

@@ -1,4 +1,4 @@
-"""``rubric:<name>``: G-Eval-like scoring with fixed steps (judge.md §10.9).
+"""``rubric:<name>``: G-Eval-like scoring with fixed steps (docs/judge.md).
 
 Every sample is judged by the same numbered steps: either the configured ones, or steps
 generated **once per run** from ``criteria`` in one cached call. The model writes one finding

@@ -1,9 +1,9 @@
-"""Versioned prompt files (judge.md §7, §10).
+"""Versioned prompt files (docs/judge.md).
 
 Each ``*.yaml`` file here holds one prompt: ``id``, ``version``, an ``output_estimate`` (the
-per-prompt heuristic of §8) and the ``system`` and ``user`` templates. Templates use
+per-prompt heuristic of the cost estimate) and the ``system`` and ``user`` templates. Templates use
 ``{{name}}`` placeholders, filled in one pass so that braces in the data are never interpreted.
-Every system message starts with ``ragmeter-task: <id>@<version>`` (§10 conventions).
+Every system message starts with ``ragmeter-task: <id>@<version>``.
 
 A test stores the sha256 of every (id, version, text) and fails when a text changes without a
 version bump, so that cache keys and recorded prompt versions always mean one text.
@@ -64,7 +64,7 @@ class Prompt:
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
     def estimate_output(self, values: Mapping[str, Any], items: int = 0) -> int:
-        """Expected completion tokens (§8 token estimates): base + per-item + per-input-token."""
+        """Expected completion tokens (the dry-run estimate): base + per-item + per-input-token."""
         est = self.output_estimate
         total = float(est.get("base", 0)) + float(est.get("per_item", 0)) * items
         per_token = float(est.get("per_token", 0))
@@ -151,7 +151,7 @@ def prompt_ids() -> list[str]:
 
 
 def custom_ref(template: str) -> str:
-    """``custom@<sha256>`` of a user's free-text prompt template (judge.md §13.1)."""
+    """``custom@<sha256>`` of a user's free-text prompt template (docs/judge.md)."""
     return "custom@" + hashlib.sha256(template.encode("utf-8")).hexdigest()
 
 

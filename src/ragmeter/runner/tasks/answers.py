@@ -1,4 +1,4 @@
-"""Runner task ``answers``: lexical and ROUGE metrics of the answers (answers.md §3, §11).
+"""Runner task ``answers``: lexical and ROUGE metrics of the answers (docs/answers.md).
 
 Each gold QA pair with gold answers (``golden_answers``, else ``[answer]``) is a unit; the
 prediction is the system's ``answer`` for that qid, and a QA pair the system did not answer is
@@ -22,7 +22,7 @@ __all__ = ["ADAPTER", "AnswersAdapter", "AnswersOptions", "answer_records"]
 
 class AnswersOptions(TaskOptions):
     profile: Literal["squad", "ultrarag", "flashrag"] = Field(
-        "squad", description="Normalisation profile (answers.md §1)."
+        "squad", description="Normalisation profile (docs/answers.md)."
     )
     tokenizer: Literal["default", "unicode"] | None = Field(
         None, description="ROUGE tokenizer (default: the profile's)."
@@ -34,7 +34,7 @@ class AnswersOptions(TaskOptions):
         None, description="Aggregation over gold answers, per metric."
     )
     empty_gold: Literal["drop", "keep", "abstain", "error"] | None = Field(
-        None, description="What an empty gold answer does (answers.md §5)."
+        None, description="What an empty gold answer does (docs/answers.md)."
     )
 
 

@@ -144,7 +144,7 @@ class TaskAdapter:
         self, metric: str, run: Result, baseline: Result
     ) -> tuple[dict[str, Any], dict[str, Any], Callable[[Any], Any]] | None:
         """Additive per-unit statistics of a corpus-level metric for document resampling
-        (``stats.md`` §9): ``(stats of run, stats of baseline, aggregate)``, or ``None``."""
+        (docs/stats.md): ``(stats of run, stats of baseline, aggregate)``, or ``None``."""
         return None
 
     def cacheable(self, result: Result) -> bool:

@@ -1,4 +1,4 @@
-"""Runner task ``classification``: type classification with a label hierarchy (extraction.md §4).
+"""Runner task ``classification``: type classification with a label hierarchy (docs/extraction.md).
 
 Gold is each sample's ``type_classification.primary_type`` (with ``secondary_types`` under
 ``multilabel: true``), predictions the system's ``entities[].type_classification``. A sample

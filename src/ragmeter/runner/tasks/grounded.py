@@ -1,4 +1,4 @@
-"""Runner task ``grounded``: the grounded-QA scorer (answers.md §9).
+"""Runner task ``grounded``: the grounded-QA scorer (docs/answers.md).
 
 Gold items are the QA pairs with ``answerable`` (plus their ``gold_claim_substr`` and
 ``gold_citations``); the trace of each is the system's answer as the claim, its ``citations``

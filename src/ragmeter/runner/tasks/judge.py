@@ -1,8 +1,8 @@
-"""Runner task ``judge``: LLM-as-judge metrics (judge.md §10, §12).
+"""Runner task ``judge``: LLM-as-judge metrics (docs/judge.md).
 
 Each gold QA pair with a question is a sample: the question, the system's answer and contexts,
 the gold ``answer`` as the reference and ``reference_contexts``. The endpoint comes from the
-config's ``judge:`` block and the environment (judge.md §1); without one every sample is
+config's ``judge:`` block and the environment (docs/judge.md); without one every sample is
 ``needs_llm`` and the task is reported as skipped. The judge's request cache makes a re-run free
 and an interrupted run resume where it stopped.
 """

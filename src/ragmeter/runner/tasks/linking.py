@@ -1,4 +1,4 @@
-"""Runner task ``linking``: entity-linking ranking and NIL detection (extraction.md §6).
+"""Runner task ``linking``: entity-linking ranking and NIL detection (docs/extraction.md).
 
 Gold mentions are the samples' ``entity_linking`` entries (mention id, acceptable KB ids, NIL
 when none); predictions are the system's ``entities[].entity_linking`` records, each naming its

@@ -1,4 +1,4 @@
-"""Runner task ``ner``: entity-level NER, scored per document (extraction.md §3, §9).
+"""Runner task ``ner``: entity-level NER, scored per document (docs/extraction.md).
 
 Each gold sample with ``ner_annotations`` (and its ``text``) is a document; the predictions are
 the system's ``entities[].ner_annotations`` for that sample id, and a sample the system returned

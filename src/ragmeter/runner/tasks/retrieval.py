@@ -1,7 +1,7 @@
 """Runner task ``retrieval``: the system's run against the gold ``relevant_docs``.
 
 The qrels are the ``relevant_docs`` of the gold units (``{qid: {doc: grade}}``) and the run is the
-system's ``outputs.run``, scored by :func:`ragmeter.retrieval.evaluate` (``retrieval.md`` §8). By
+system's ``outputs.run``, scored by :func:`ragmeter.retrieval.evaluate` (docs/retrieval.md). By
 default a gold query missing from the run scores 0 (``complete: true``, trec_eval ``-c``): a
 system that returns nothing for a question has not answered it, and comparisons need a value for
 every query.
@@ -23,7 +23,7 @@ __all__ = ["ADAPTER", "RetrievalOptions"]
 
 SHOWN = 10  # retrieved documents kept per query for the sample page
 # trec_eval's 11 recall levels of iprec_at_recall: always computed, so that every report can draw
-# the precision-recall curve (dashboard.md §1), and kept in the task metadata, not as metrics
+# the precision-recall curve (docs/dashboard.md), and kept in the task metadata, not as metrics
 CURVE_POINTS = tuple(f"IPrec@{r / 10:.1f}" for r in range(11))
 
 

@@ -1,4 +1,4 @@
-"""Runner task ``semantic``: embedding similarity with the bundled MiniLM (answers.md §7).
+"""Runner task ``semantic``: embedding similarity with the bundled MiniLM (docs/answers.md).
 
 Separate from ``answers`` so that a missing ``ragmeter[semantic]`` skips this task only, with the
 install hint, instead of failing the run.

@@ -1,7 +1,7 @@
 """Runner task ``steps``: the agent's tool-call steps against reference steps (steps.md).
 
 The reference data is built from the gold QA pairs with ``reference_steps``, grouped by
-``template_id`` (graphrag-eval's reference format, steps.md §3.1); the responses are the system's
+``template_id`` (graphrag-eval's reference format, docs/steps.md); the responses are the system's
 ``outputs.traces``. A gold question without a response is scored as an error response by
 default (``on_missing: error-sample``), so a system cannot improve its score by not answering.
 LLM-judged keys (``answer_f1``, ``answer_relevance``, ...) use the run's judge when one is
@@ -28,7 +28,7 @@ DEFAULT_TEMPLATE = "default"
 
 class StepsOptions(TaskOptions):
     compat: Literal["graphrag-eval-6", "graphrag-eval-5"] | None = Field(
-        None, description="Reproduce a graphrag-eval version's numbers (steps.md §1)."
+        None, description="Reproduce a graphrag-eval version's numbers (docs/steps.md)."
     )
     on_missing: Literal["error", "error-sample"] = Field(
         "error-sample",
@@ -44,7 +44,7 @@ class StepsAdapter(TaskAdapter):
     engine_module = "ragmeter.steps"
 
     def unit_of(self, row_id: str) -> str:
-        # per-step rows are "<question id>/<step id>" (steps.md §2)
+        # per-step rows are "<question id>/<step id>" (docs/steps.md)
         return row_id.split("/", 1)[0]
 
     def _reference(self, ctx: TaskContext) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""Dataset splits and stratified sampling (stats.md §12).
+"""Dataset splits and stratified sampling (docs/stats.md).
 
 :func:`split` makes group-aware multi-factor splits (no group in two splits, every factor's
 distribution kept in every split, rare values handled explicitly) and returns a manifest with a

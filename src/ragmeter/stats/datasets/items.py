@@ -1,4 +1,4 @@
-"""Split items: id, group and stratification factor values, normalised (stats.md §12.1)."""
+"""Split items: id, group and stratification factor values, normalised (docs/stats.md)."""
 
 from __future__ import annotations
 

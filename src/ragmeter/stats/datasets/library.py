@@ -1,4 +1,4 @@
-"""Library-backed split methods (stats.md §12.4), imported only when asked for.
+"""Library-backed split methods (docs/stats.md), imported only when asked for.
 
 ``iterstrat``: two-stage ``MultilabelStratifiedShuffleSplit`` (iterative-stratification) on
 one-hot factor labels; no group support. ``sklearn_group``: scikit-learn's

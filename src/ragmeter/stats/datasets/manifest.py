@@ -1,4 +1,4 @@
-"""The split manifest (stats.md §12.1): what was split, how, and the ids of every split.
+"""The split manifest (docs/stats.md): what was split, how, and the ids of every split.
 
 Evaluation code loads a published manifest and never re-splits; the hash guards the id lists.
 """

@@ -1,4 +1,4 @@
-"""Rare factor values (stats.md §12.3): bucket, merge up a hierarchy, pin, or error."""
+"""Rare factor values (docs/stats.md): bucket, merge up a hierarchy, pin, or error."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ HERITAGE_HIERARCHY: Mapping[str, str] = MappingProxyType(
         **dict.fromkeys("UX", "UNKNOWN"),
     }
 )
-"""Custodian type → category of the built-in ``heritage`` profile (extraction.md §4.5)."""
+"""Custodian type → category of the built-in ``heritage`` profile (docs/extraction.md)."""
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Stratified sampling with largest-remainder allocation (stats.md §12.5)."""
+"""Stratified sampling with largest-remainder allocation (docs/stats.md)."""
 
 from __future__ import annotations
 

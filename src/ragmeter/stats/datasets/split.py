@@ -1,4 +1,4 @@
-"""Group-aware multi-factor splits (stats.md §12.2) and k-fold cross-validation splits.
+"""Group-aware multi-factor splits (docs/stats.md) and k-fold cross-validation splits.
 
 Groups (e.g. institutions) are never split; each goes, rare labels first, to the split where it
 least increases a chi-square-like distance between achieved and target counts, summed over every
@@ -72,7 +72,7 @@ def normalize_ratios(ratios: Any) -> dict[str, float]:
 
 @dataclass
 class SplitResult:
-    """A split: the manifest (stats.md §12.1), the report and the item → split assignment."""
+    """A split: the manifest (docs/stats.md), the report and the item → split assignment."""
 
     manifest: dict[str, Any]
     report: dict[str, Any]
