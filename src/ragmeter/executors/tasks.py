@@ -1,0 +1,112 @@
+"""Task functions that run on workers (module-level, so Dask pickles them by reference).
+
+Each reads its shard's part of the input from the file and calls the same engine functions as
+the in-process path. Results are per-unit values only; the driver aggregates.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any
+
+from ragmeter.executors.plan import LineShard
+
+
+def iter_shard_rows(shard: LineShard) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line_number, object)`` for the non-blank lines of the shard's byte range.
+
+    The driver has already read and validated the whole file, so every line here parses; the
+    decoding matches :func:`ragmeter.io.jsonl.iter_jsonl` (UTF-8, BOM dropped on line 1).
+    """
+    from ragmeter.io.files import open_binary
+
+    with open_binary(shard.path) as fh:
+        if shard.start:
+            fh.seek(shard.start)
+        data = fh.read() if shard.end < 0 else fh.read(shard.end - shard.start)
+    lines = data.split(b"\n")
+    if data.endswith(b"\n"):
+        lines.pop()
+    for offset, raw in enumerate(lines):
+        lineno = shard.first_line + offset
+        if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        text = raw.decode("utf-8")
+        if text.strip():
+            yield lineno, json.loads(text.rstrip("\r\n"))
+
+
+def answers_options(settings: tuple[tuple[str, Any], ...]) -> Any:
+    """The :class:`Options` that :func:`ragmeter.answers.scoring.evaluate` resolves from the
+    command's options (it resolves them once more, so the driver and workers do too)."""
+    from ragmeter.answers.options import resolve_options
+
+    s = dict(settings)
+    return resolve_options(
+        list(s["metrics"]),
+        profile=s["profile"],
+        tokenizer=s["tokenizer"],
+        stem=s["stem"],
+        agg=dict(s["agg"]),
+        empty_gold=s["empty_gold"],
+        gold_regex=s["gold_regex"],
+        lsum_split=s["lsum_split"],
+    )
+
+
+@lru_cache(maxsize=4)
+def _scorer(settings: tuple[tuple[str, Any], ...]) -> Any:
+    """One :class:`SampleScorer` per worker process and settings (its ROUGE caches only memoise)."""
+    from ragmeter.answers.scoring import SampleScorer
+
+    return SampleScorer(answers_options(settings))
+
+
+def score_answers_shard(shard: LineShard) -> tuple[int, bytes]:
+    """Score the rows of one shard of an answers JSONL file.
+
+    Each row goes through the conversions of ``ragmeter answers`` (the command's reader, then
+    :func:`ragmeter.answers.scoring.evaluate`'s own coercion) and
+    :meth:`SampleScorer.score`. Returns the row count and the pickled list of
+    :class:`SampleScore` records in row order: one bytes object crosses the wire, not one
+    Python object per sample.
+    """
+    from ragmeter.answers.inputs import coerce_golds, coerce_id, coerce_prediction
+    from ragmeter.answers.scoring import MISSING_PREDICTION
+    from ragmeter.cli.answers import _groups
+
+    s = dict(shard.settings)
+    keys = dict(s["keys"])
+    name = s["display_name"]
+    scorer = _scorer(shard.settings)
+    scores = []
+    index = shard.first_row
+    for line, row in iter_shard_rows(shard):
+        where = {"path": name, "line": line}
+        sid = coerce_id(row[keys["id"]], **where) if keys["id"] in row else index
+        index += 1
+        pred, missing = coerce_prediction(row.get(keys["pred"]), **where)
+        if keys["groups"]:
+            gold = coerce_golds(
+                _groups(row[keys["groups"]], keys["groups"], where), key=keys["groups"], **where
+            )
+            gold_value = gold.groups if gold.given else None
+        else:
+            gold = coerce_golds(
+                row.get(keys["gold"]), choices=row.get("choices"), key=keys["gold"], **where
+            )
+            gold_value = gold.flat if gold.given else None
+        q = row.get(keys["question"]) if keys["question"] else None
+        question = None if q is None else coerce_prediction(q, **where)[0]
+        # evaluate() coerces what the command hands it once more; do exactly the same
+        loc = {"location": f"sample {str(sid)!r}"}
+        text, miss = coerce_prediction(None if missing else pred, **loc)
+        golds = coerce_golds(gold_value, key="golds", **loc)
+        score = scorer.score(text, golds, question=question, location=loc["location"])
+        if miss:
+            score.flags.insert(0, MISSING_PREDICTION)
+        scores.append(score)
+    return len(scores), pickle.dumps(scores, protocol=pickle.HIGHEST_PROTOCOL)
