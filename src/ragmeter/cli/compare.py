@@ -29,6 +29,13 @@ from ragmeter.cli.stored_runs import (
     system_names,
 )
 from ragmeter.errors import UsageError
+from ragmeter.executors.options import (
+    ExecutorOpt,
+    PartitionsOpt,
+    SchedulerOpt,
+    WorkerMemoryOpt,
+    WorkersOpt,
+)
 
 if TYPE_CHECKING:
     from ragmeter.stats.compare import ComparisonReport
@@ -365,6 +372,11 @@ def register(app: typer.Typer) -> None:
         output: str | None = typer.Option(
             None, "-o", "--output", help="Also write the output to this file."
         ),
+        executor: ExecutorOpt = None,
+        workers: WorkersOpt = None,
+        scheduler: SchedulerOpt = None,
+        partitions: PartitionsOpt = None,
+        worker_memory: WorkerMemoryOpt = None,
     ) -> None:
         """Compare systems with paired significance tests, corrections and effect sizes.
 
@@ -377,6 +389,16 @@ def register(app: typer.Typer) -> None:
         Mode: --per-sample files; else stored runs when --store is given or the first
         argument is not a file; else TREC (the first argument is the QRELS file).
         """
+        from ragmeter.executors.options import settings_from_flags
+
+        xsettings = settings_from_flags(
+            COMMAND,
+            executor=executor,
+            workers=workers,
+            scheduler=scheduler,
+            partitions=partitions,
+            worker_memory=worker_memory,
+        )
         _choice(test, TESTS, "--test")
         _choice(fmt, FORMATS, "--format")
         _choice(family, ("per_metric", "all"), "--family")
@@ -453,6 +475,11 @@ def register(app: typer.Typer) -> None:
             fill_value = 0.0
         from ragmeter.stats import compare
 
+        xmeta: dict[str, Any] = {}
+        if not xsettings.is_local:  # same call; the tests run in blocks on the executor
+            from ragmeter.executors.stats import compare_on
+
+            compare = compare_on(xsettings, xmeta)
         try:
             with _status("testing every pair"):
                 report = compare(
@@ -498,6 +525,8 @@ def register(app: typer.Typer) -> None:
 
             data = report.to_dict()
             data["inputs"] = info
+            if xmeta:
+                data["executor"] = xmeta
             text = dumps(data, indent=2) + "\n"
         elif out_format == "latex":
             text = report.to_latex()

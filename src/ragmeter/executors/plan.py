@@ -82,3 +82,35 @@ def line_shards(
             offset += len(raw)
     shards.append(LineShard(len(shards), path, start, -1, first_line, first_row, settings))
     return shards
+
+
+# A block of significance tests: about 20 s of work at n ≈ 7,000 with 9,999 resamples.
+TESTS_PER_SHARD = 40
+
+
+@dataclass(frozen=True)
+class TestShard:
+    """A block of (metric, pair) tests. ``path`` holds that metric's paired data (written once
+    by the driver, loaded once per worker); ``keys`` are the (metric, i, j) tests to run."""
+
+    index: int
+    path: str
+    digest: str
+    keys: tuple[tuple[str, int, int], ...]
+    settings: tuple[tuple[str, Any], ...]
+
+
+def scratch_root(executor_describe: dict[str, Any]) -> str:
+    """Where the driver writes files that workers read.
+
+    A LocalCluster shares this machine's temporary directory; workers of an existing cluster
+    may run elsewhere, so the files go to ``.ragmeter/work`` under the current directory, which
+    must then be on a filesystem every worker sees.
+    """
+    import tempfile
+
+    if executor_describe.get("cluster") == "local":
+        return tempfile.gettempdir()
+    root = os.path.abspath(os.path.join(".ragmeter", "work"))
+    os.makedirs(root, exist_ok=True)
+    return root

@@ -110,3 +110,27 @@ def score_answers_shard(shard: LineShard) -> tuple[int, bytes]:
             score.flags.insert(0, MISSING_PREDICTION)
         scores.append(score)
     return len(scores), pickle.dumps(scores, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+@lru_cache(maxsize=8)
+def _load_paired(path: str, digest: str) -> dict[Any, Any]:
+    """A metric's paired data, read once per worker process (keyed by path and digest)."""
+    import hashlib
+
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if hashlib.sha256(data).hexdigest() != digest:
+        raise RuntimeError(f"{path} changed after it was written (digest mismatch)")
+    return pickle.loads(data)
+
+
+def run_test_block(shard: Any) -> bytes:
+    """Run one block of paired tests with the function :func:`ragmeter.stats.compare` runs
+    in-process; returns the pickled ``{(metric, i, j): TestResult}``. Each test draws its own
+    seeded sign patterns, so a test's p-value does not depend on the block it is in."""
+    from ragmeter.stats.compare import _run_tests
+
+    paired = _load_paired(shard.path, shard.digest)
+    block = {key: paired[key] for key in shard.keys}
+    results = _run_tests(block, **dict(shard.settings))
+    return pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL)
