@@ -310,6 +310,7 @@ def register(app: typer.Typer) -> None:
 
         xsettings = settings_from_flags(
             "answers",
+            (input,),
             executor=executor,
             workers=workers,
             scheduler=scheduler,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -80,17 +81,23 @@ class DaskExecutor:
     def _start_local(self, workers: int, memory: str | None) -> Any:
         from distributed import Client, LocalCluster
 
+        # distributed warns when its default HTTP port is taken: noise for our users
+        options = {
+            "n_workers": workers,
+            "threads_per_worker": 1,
+            "processes": True,
+            "host": "127.0.0.1",
+            "dashboard_address": None,
+            # the scheduler's health endpoints still listen: on a free loopback port
+            "scheduler_kwargs": {"dashboard_address": "127.0.0.1:0"},
+            "memory_limit": memory or _default_memory(workers),
+            "silence_logs": logging.ERROR,
+            "env": WORKER_ENV,
+        }
         try:
-            self._cluster = LocalCluster(
-                n_workers=workers,
-                threads_per_worker=1,
-                processes=True,
-                host="127.0.0.1",
-                dashboard_address=None,
-                memory_limit=memory or _default_memory(workers),
-                silence_logs=logging.ERROR,
-                env=WORKER_ENV,
-            )
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self._cluster = LocalCluster(**options)
         except RuntimeError as exc:
             # Spawned workers re-import the calling script: without a main guard they fail.
             raise self._error(MAIN_GUARD_HINT) from exc

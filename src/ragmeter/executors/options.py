@@ -47,13 +47,21 @@ WorkerMemoryOpt = Annotated[
 ]
 
 
-def settings_from_flags(command: str, **flags: Any) -> Any:
+def settings_from_flags(command: str, inputs: tuple[str, ...] = (), **flags: Any) -> Any:
     """Resolve the executor of a command from its flags and the environment; usage errors
-    name the command."""
+    name the command. Workers read ``inputs`` themselves, so stdin (``-``) is refused for
+    Dask before anything is read."""
     from ragmeter.errors import UsageError
     from ragmeter.executors.settings import resolve_settings
 
     try:
-        return resolve_settings(**flags)
+        settings = resolve_settings(**flags)
     except UsageError as exc:
         raise UsageError(exc.message, command=command) from None
+    if not settings.is_local and "-" in inputs:
+        raise UsageError(
+            "--executor dask reads INPUT from a file every worker can see, not from stdin "
+            "(expected a file path)",
+            command=command,
+        )
+    return settings
