@@ -104,17 +104,25 @@ def resolve_settings(
             raise UsageError(
                 f"executor.{key} is not a known key (expected {', '.join(CONFIG_KEYS)})"
             )
-    layers = (
-        _layer(executor, scheduler, workers, "--executor/--scheduler/--workers:"),
-        _layer(
+    # the first source that says anything decides; the ones below it are not even checked
+    sources = (
+        lambda: _layer(executor, scheduler, workers, "--executor/--scheduler/--workers:"),
+        lambda: _layer(
             env.get("RAGMETER_EXECUTOR") or None,
             env.get("RAGMETER_DASK_SCHEDULER") or None,
             None,
             "RAGMETER_EXECUTOR/RAGMETER_DASK_SCHEDULER:",
         ),
-        _layer(config.get("kind"), config.get("scheduler"), config.get("workers"), "executor:"),
+        lambda: _layer(
+            config.get("kind"), config.get("scheduler"), config.get("workers"), "executor:"
+        ),
     )
-    topo = next((t for t in layers if t is not None), {"kind": "local"})
+    topo: dict[str, Any] = {"kind": "local"}
+    for source in sources:
+        layer = source()
+        if layer is not None:
+            topo = layer
+            break
     kind = topo["kind"] or "local"
     n_workers = topo.get("workers")
     if kind == "dask" and not topo.get("scheduler") and n_workers is None:

@@ -1,0 +1,59 @@
+"""``ragmeter compare`` on Dask: blocks of (metric, pair) tests, byte-identical JSON."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from tests.helpers import invoke
+
+pytestmark = pytest.mark.filterwarnings("error:Sending large graph:UserWarning")
+
+
+@pytest.fixture(scope="module")
+def systems(tmp_path_factory):
+    """Four systems × 120 queries: f1 in [0, 1] (float arithmetic), em in {0, 1} (the
+    exact-integer path of the randomization test), one query without a value."""
+    rng = random.Random(8)
+    root = tmp_path_factory.mktemp("systems")
+    paths = []
+    for s in "abcd":
+        path = root / f"{s}.jsonl"
+        with path.open("w") as fh:
+            for q in range(120):
+                row = {"id": f"q{q:03d}", "f1": round(rng.random() * (1 + (s == "c")) / 2, 4)}
+                row["em"] = float(rng.random() < 0.3 + 0.1 * "abcd".index(s))
+                fh.write(json.dumps(row) + "\n")
+        paths.append(str(path))
+    return paths
+
+
+CASES = {
+    "randomization+bca": ("--ci", "bca", "--n-resamples", "999"),
+    "t": ("--test", "t"),
+    "wilcoxon-all": ("--test", "wilcoxon", "--family", "all", "--correction", "bh"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_same_json_in_process_and_on_the_session_cluster(systems, scheduler, case):
+    args = ("compare", "--per-sample", *systems, "-m", "f1", "-m", "em", "--json", *CASES[case])
+    local = invoke(*args)
+    assert local.code == 0, local.stderr
+    for partitions in ("1", "3", "12"):
+        res = invoke(*args, "--scheduler", scheduler, "--partitions", partitions)
+        assert res.code == 0, res.stderr
+        data = json.loads(res.stdout)
+        assert data.pop("executor")["kind"] == "dask"
+        assert json.dumps(data, indent=2) + "\n" == local.stdout
+        assert res.stderr == local.stderr
+
+
+def test_tables_are_identical_too(systems, scheduler):
+    args = ("compare", "--per-sample", *systems, "-m", "f1")
+    local = invoke(*args)
+    res = invoke(*args, "--scheduler", scheduler)
+    assert (res.code, local.code) == (0, 0)
+    assert res.stdout == local.stdout
