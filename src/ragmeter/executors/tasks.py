@@ -134,3 +134,45 @@ def run_test_block(shard: Any) -> bytes:
     block = {key: paired[key] for key in shard.keys}
     results = _run_tests(block, **dict(shard.settings))
     return pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+@lru_cache(maxsize=2)
+def _evaluator(recipe: tuple[Any, ...]) -> Any:
+    """The command's evaluator, built once per worker process from the qrels file."""
+    from ragmeter.retrieval.cli import build_evaluator
+
+    return build_evaluator(recipe)
+
+
+def trec_run_shard(shard: Any) -> dict[str, Any] | None:
+    """Parse, join and rank one query-aligned byte range of a run (as one ``--stream``
+    batch). Returns the ranked judged rows and the counts the driver merges, or None for a
+    range without data lines; ``grouped`` is False when a query is not contiguous."""
+    import numpy as np
+
+    from ragmeter.io.trec import _Input, run_from_input
+    from ragmeter.retrieval import kernels as K
+
+    evaluator = _evaluator(shard.recipe)
+    with open(shard.path, "rb") as fh:
+        fh.seek(shard.start)
+        data = fh.read(shard.end - shard.start)
+    inp = _Input(shard.name, None, data, data[: 1 << 16], shard.lines_before)
+    run = run_from_input(inp, allow_empty=True)
+    if run is None:
+        return None
+    qids, codes = K._qid_codes(run.qid)
+    starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
+    order = [qids[c] for c in codes[starts].tolist()]
+    if len(set(order)) != len(order):
+        return {"grouped": False}
+    piece, dropped, joined = evaluator._piece(run, require_overlap=False)
+    return {
+        "grouped": True,
+        "piece": piece,
+        "dropped": dropped,
+        "unjudged": sorted(joined.unjudged_qids),
+        "qids": order,
+        "rows": len(run),
+        "runid": run.runid,
+    }
