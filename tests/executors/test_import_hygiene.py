@@ -6,14 +6,17 @@ import json
 import subprocess
 import sys
 
-from tests.helpers import REPO
+from tests.helpers import CONFORMANCE, REPO
+
+TREC = [str(CONFORMANCE / "trec_eval" / f) for f in ("qrels.test", "results.test")]
 
 SCRIPT = """
 import json, sys
 import ragmeter
 from ragmeter.cli.entry import main
 codes = [main(["answers", sys.argv[1], "-m", "em,f1"]),
-         main(["compare", "--per-sample", sys.argv[2], sys.argv[3], "-m", "f1", "--json"])]
+         main(["compare", "--per-sample", sys.argv[2], sys.argv[3], "-m", "f1", "--json"]),
+         main(["trec", sys.argv[4], sys.argv[5]])]
 print(json.dumps({"codes": codes,
                   "loaded": sorted(m for m in sys.modules
                                    if m.split(".")[0] in ("dask", "distributed"))}))
@@ -27,7 +30,7 @@ def test_in_process_commands_import_no_dask(tmp_path):
     a.write_text("".join(json.dumps({"id": i, "f1": i / 10}) + "\n" for i in range(5)))
     b.write_text("".join(json.dumps({"id": i, "f1": i / 7}) + "\n" for i in range(5)))
     proc = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(answers), str(a), str(b)],
+        [sys.executable, "-c", SCRIPT, str(answers), str(a), str(b), *TREC],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -36,4 +39,4 @@ def test_in_process_commands_import_no_dask(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert report == {"codes": [0, 0], "loaded": []}
+    assert report == {"codes": [0, 0, 0], "loaded": []}
