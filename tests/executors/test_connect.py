@@ -89,3 +89,33 @@ def test_version_mismatch_is_one_line():
         "ragmeter trec: worker tcp://10.0.0.7:40123 has ragmeter 0.4.1, the driver has 0.5.0 "
         "(install the same version everywhere)"
     )
+
+
+NO_GUARD = """
+from ragmeter.executors import make_executor, resolve_settings
+make_executor(resolve_settings(workers=1, env={})).close()
+"""
+
+
+def test_a_script_without_a_main_guard_gets_the_hint(tmp_path):
+    pytest.importorskip("distributed")
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    script = tmp_path / "no_guard.py"
+    script.write_text(NO_GUARD)
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
+        timeout=180,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "ragmeter.errors.UsageError: ragmeter: starting Dask workers failed; call ragmeter from "
+        "inside \"if __name__ == '__main__':\" in scripts"
+    )

@@ -100,7 +100,8 @@ class DaskExecutor:
                 self._cluster = LocalCluster(**options)
         except RuntimeError as exc:
             # Spawned workers re-import the calling script: without a main guard they fail.
-            raise self._error(MAIN_GUARD_HINT) from exc
+            hint = MAIN_GUARD_HINT if self.command else f"ragmeter: {MAIN_GUARD_HINT}"
+            raise self._error(hint) from exc
         except ValueError as exc:
             raise self._error(
                 f"--worker-memory {memory!r} is not a size ({exc}; expected e.g. 2GiB)"
