@@ -31,7 +31,7 @@ def systems(tmp_path_factory):
 
 
 CASES = {
-    "randomization+bca": ("--ci", "bca", "--n-resamples", "999"),
+    "randomization+bca": ("--ci", "bca", "--n-resamples", "299"),
     "t": ("--test", "t"),
     "wilcoxon-all": ("--test", "wilcoxon", "--family", "all", "--correction", "bh"),
 }
@@ -42,7 +42,7 @@ def test_same_json_in_process_and_on_the_session_cluster(systems, scheduler, cas
     args = ("compare", "--per-sample", *systems, "-m", "f1", "-m", "em", "--json", *CASES[case])
     local = invoke(*args)
     assert local.code == 0, local.stderr
-    for partitions in ("1", "3", "12"):
+    for partitions in ("1", "7"):
         res = invoke(*args, "--scheduler", scheduler, "--partitions", partitions)
         assert res.code == 0, res.stderr
         data = json.loads(res.stdout)
