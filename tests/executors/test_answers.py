@@ -162,3 +162,43 @@ def test_stdin_is_refused_under_dask(scheduler):
     res = invoke("answers", "-", "--scheduler", scheduler)
     assert res.code == 2
     assert res.stderr.strip().splitlines()[-1].startswith("ragmeter answers: --executor dask")
+
+
+@pytest.fixture(scope="module")
+def variants_file(tmp_path_factory):
+    """Rows for the other readers: multiple choice (integer golds index ``choices``), answer
+    groups (``qa_pairs``), rows without an id (ids are row numbers), numbers as answers."""
+    rng = random.Random(16)
+    path = tmp_path_factory.mktemp("variants") / "variants.jsonl"
+    with path.open("w") as fh:
+        for i in range(90):
+            row: dict = {"pred_answer": _text(rng) if i % 7 else 1972}
+            if i % 3 == 0:
+                row["choices"] = [_text(rng) for _ in range(3)]
+                row["golden_answers"] = [rng.randint(0, 2)]
+            else:
+                row["golden_answers"] = [_text(rng), str(rng.randint(1, 3000))]
+            row["qa_pairs"] = [
+                {"short_answers": [_text(rng), _text(rng)]} for _ in range(rng.randint(1, 3))
+            ]
+            fh.write(json.dumps(row) + "\n")
+    return str(path)
+
+
+VARIANTS = {
+    "ultrarag": ("--profile", "ultrarag", "-m", "acc,coverem,f1,rouge-l,stringem", "--stem"),
+    "flashrag": ("--profile", "flashrag", "-m", "em,acc,f1,rouge-2", "--empty-gold", "keep"),
+    "groups": ("-m", "str-em-alce,em", "--gold-groups-key", "qa_pairs", "--agg", "em=mean"),
+    "unicode": ("--tokenizer", "unicode", "-m", "f1,rouge-lsum,rouge-l"),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_other_profiles_and_readers_give_the_same_json(variants_file, scheduler, variant):
+    args = ("answers", variants_file, *VARIANTS[variant])
+    local = invoke(*args)
+    assert local.code == 0, local.stderr
+    res = invoke(*args, "--scheduler", scheduler, "--partitions", "4")
+    assert res.code == 0, res.stderr
+    assert _strip(res.stdout) == json.dumps(json.loads(local.stdout))
+    assert res.stderr == local.stderr
