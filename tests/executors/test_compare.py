@@ -57,3 +57,21 @@ def test_tables_are_identical_too(systems, scheduler):
     res = invoke(*args, "--scheduler", scheduler)
     assert (res.code, local.code) == (0, 0)
     assert res.stdout == local.stdout
+
+
+def test_trec_runs_are_evaluated_one_task_per_file(scheduler):
+    from tests.helpers import CONFORMANCE
+
+    data = CONFORMANCE / "trec_eval"
+    files = [str(data / f) for f in ("qrels.test", "results.test", "results.trunc")]
+    files.append(str(data / "results-302.test"))
+    args = ("compare", *files, "-m", "nDCG@10", "-m", "RR", "--missing", "fill", "--json")
+    local = invoke(*args)
+    assert local.code == 0, local.stderr
+    assert local.stderr.count("warning: ") == 2  # judged queries missing from two runs
+    res = invoke(*args, "--scheduler", scheduler, "--partitions", "2")
+    assert res.code == 0, res.stderr
+    data_out = json.loads(res.stdout)
+    assert data_out.pop("executor")["kind"] == "dask"
+    assert json.dumps(data_out, indent=2) + "\n" == local.stdout
+    assert res.stderr == local.stderr

@@ -155,6 +155,7 @@ def _trec_scores(
     *,
     ultrarag: bool,
     relevance_level: int,
+    xsettings: Any = None,
 ) -> tuple[dict[str, dict[str, dict[str, float]]], list[str], dict[str, Any]]:
     import importlib
 
@@ -189,7 +190,17 @@ def _trec_scores(
 
     from ragmeter.warnings import RagmeterWarning
 
-    for system, run in zip(systems, run_paths, strict=True):
+    todo = run_paths
+    if xsettings is not None and not xsettings.is_local:  # one task per run file
+        from ragmeter.executors.retrieval import evaluate_run_files
+
+        done, _ = evaluate_run_files(xsettings, qrels_path, run_paths, canonical, relevance_level)
+        for system, out in zip(systems, done, strict=True):
+            for w in out["warnings"]:
+                print(f"ragmeter {COMMAND}: warning: {w}", file=sys.stderr)
+            scores[system] = {shown: out["values"][c] for shown, c in resolved}
+        todo = []  # nothing left to evaluate here
+    for system, run in zip(systems[: len(todo)], todo, strict=True):
         # the engine's warnings are printed as the command's own lines, not as Python warnings
         # located in typer's source
         with warnings.catch_warnings():
@@ -463,6 +474,7 @@ def register(app: typer.Typer) -> None:
                     list(metric or []),
                     ultrarag=ultrarag,
                     relevance_level=relevance_level,
+                    xsettings=xsettings,
                 )
         if out_format == "ultrarag" and len(systems) != 2:
             raise UsageError(

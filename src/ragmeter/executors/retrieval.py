@@ -154,3 +154,41 @@ def evaluate_on_executor(
     dropped = sum(out["dropped"] for out in outs if out is not None)
     result = evaluator._finish(info, pieces, dropped, unjudged, run_qids=list(seen))
     return result, [q.decode("utf-8") for q in order], meta
+
+
+@dataclass(frozen=True)
+class RunFileShard:
+    """One whole run file against the qrels (paths as given, and absolute)."""
+
+    index: int
+    qrels: tuple[str, str]
+    run: tuple[str, str]
+    measures: tuple[str, ...]
+    level: int
+
+
+def evaluate_run_files(
+    settings: Any, qrels_path: str, run_paths: list[str], measures: list[str], level: int
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Per-query values and warnings of each run file (one task per file), in input order,
+    and the executor metadata; each file gives what an in-process evaluation gives it."""
+    from ragmeter.executors import make_executor
+    from ragmeter.executors.tasks import evaluate_run_file
+
+    for path in (qrels_path, *run_paths):
+        if path == "-":
+            from ragmeter.errors import UsageError
+
+            raise UsageError(
+                "--executor dask reads every run from a file the workers can see, not from "
+                "stdin (expected file paths)",
+                command="compare",
+            )
+    qrels = (qrels_path, os.path.abspath(qrels_path))
+    shards = [
+        RunFileShard(i, qrels, (p, os.path.abspath(p)), tuple(measures), level)
+        for i, p in enumerate(run_paths)
+    ]
+    with make_executor(settings, command="compare") as executor:
+        meta = executor.describe()
+        return list(executor.run(evaluate_run_file, shards, label="run-file")), meta

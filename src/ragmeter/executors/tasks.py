@@ -176,3 +176,42 @@ def trec_run_shard(shard: Any) -> dict[str, Any] | None:
         "rows": len(run),
         "runid": run.runid,
     }
+
+
+def _visible(given: str, absolute: str) -> str:
+    """The path as the user gave it when it names the same file here (messages then read the
+    same as in-process), else the absolute path."""
+    import os
+
+    try:
+        if os.path.samefile(given, absolute):
+            return given
+    except OSError:
+        pass
+    return absolute
+
+
+@lru_cache(maxsize=2)
+def _run_file_evaluator(qrels: tuple[str, str], measures: tuple[str, ...], level: int) -> Any:
+    """One evaluator per worker for the qrels of a leaderboard (qrels read once)."""
+    from ragmeter.retrieval.engine import Evaluator
+
+    return Evaluator(_visible(*qrels), list(measures), relevance_level=level)
+
+
+def evaluate_run_file(shard: Any) -> dict[str, Any]:
+    """Evaluate one whole run file (the ``file`` plan): what
+    :func:`ragmeter.retrieval.evaluate` returns for it, reduced to the per-query values of
+    the requested measures and the warnings."""
+    import warnings
+
+    from ragmeter.warnings import RagmeterWarning
+
+    evaluator = _run_file_evaluator(shard.qrels, shard.measures, shard.level)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RagmeterWarning)
+        result = evaluator.evaluate(_visible(*shard.run))
+    return {
+        "warnings": list(result.warnings),
+        "values": {m: result.values(m) for m in shard.measures},
+    }
