@@ -186,7 +186,7 @@ def variants_file(tmp_path_factory):
 
 
 VARIANTS = {
-    "ultrarag": ("--profile", "ultrarag", "-m", "acc,coverem,f1,rouge-l,stringem", "--stem"),
+    "ultrarag": ("--profile", "ultrarag", "-m", "acc,coverem,f1,rouge-l,stringem"),
     "flashrag": ("--profile", "flashrag", "-m", "em,acc,f1,rouge-2", "--empty-gold", "keep"),
     "groups": ("-m", "str-em-alce,em", "--gold-groups-key", "qa_pairs", "--agg", "em=mean"),
     "unicode": ("--tokenizer", "unicode", "-m", "f1,rouge-lsum,rouge-l"),
