@@ -172,7 +172,7 @@ class DaskExecutor:
                     next_submit += 1
                 future = futures.pop(i)
                 try:
-                    yield future.result()
+                    result = future.result()
                 except RagmeterError:
                     raise
                 except KilledWorker:
@@ -186,6 +186,7 @@ class DaskExecutor:
                         f"internal error in {label} shard {i + 1} of {len(shards)} "
                         f"({type(exc).__name__}: {detail})"
                     ) from None
+                yield result
         finally:
             if futures:
                 client.cancel(list(futures.values()))
