@@ -44,3 +44,16 @@ class FaultyExecutor:
 
     def close(self) -> None:
         self.inner.close()
+
+
+def bad_line(shard: int) -> int:
+    """Shards 2 and 3 hold bad input; 3 fails first in time, 2 first in input order."""
+    import time
+
+    from ragmeter.errors import InputError
+
+    if shard == 2:
+        time.sleep(0.3)
+    if shard in (2, 3):
+        raise InputError(f"bad value in shard {shard}", path="in.jsonl", line=10 * shard)
+    return shard * shard
