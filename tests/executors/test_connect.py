@@ -119,3 +119,13 @@ def test_a_script_without_a_main_guard_gets_the_hint(tmp_path):
         "ragmeter.errors.UsageError: ragmeter: starting Dask workers failed; call ragmeter from "
         "inside \"if __name__ == '__main__':\" in scripts"
     )
+
+
+def test_a_bad_worker_memory_is_one_line(answers_file):
+    pytest.importorskip("distributed")
+    res = invoke("answers", answers_file, "--workers", "1", "--worker-memory", "lots")
+    assert (res.code, res.stdout) == (2, "")
+    assert res.stderr == (
+        "ragmeter answers: --worker-memory 'lots' is not a size (Could not interpret 'lots' as a "
+        "byte unit; expected e.g. 2GiB)\n"
+    )
