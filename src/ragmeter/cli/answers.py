@@ -11,6 +11,14 @@ from typing import Annotated, Any
 
 import typer
 
+from ragmeter.executors.options import (
+    ExecutorOpt,
+    PartitionsOpt,
+    SchedulerOpt,
+    WorkerMemoryOpt,
+    WorkersOpt,
+)
+
 
 class Profile(str, Enum):
     squad = "squad"
@@ -290,9 +298,26 @@ def register(app: typer.Typer) -> None:
         ] = False,
         fmt: Annotated[Format, typer.Option("--format")] = Format.json,
         as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
+        executor: ExecutorOpt = None,
+        workers: WorkersOpt = None,
+        scheduler: SchedulerOpt = None,
+        partitions: PartitionsOpt = None,
+        worker_memory: WorkerMemoryOpt = None,
     ) -> int:
         """Score answers in an UltraRAG-style JSONL file (EM, F1, ROUGE, ...)."""
         import warnings
+
+        from ragmeter.executors.options import settings_from_flags
+
+        xsettings = settings_from_flags(
+            "answers",
+            (input,),
+            executor=executor,
+            workers=workers,
+            scheduler=scheduler,
+            partitions=partitions,
+            worker_memory=worker_memory,
+        )
 
         from ragmeter.answers.options import resolve_options
         from ragmeter.errors import UsageError
@@ -335,6 +360,11 @@ def register(app: typer.Typer) -> None:
         )
         from ragmeter.answers.scoring import evaluate
 
+        xmeta: dict[str, Any] = {}
+        if not xsettings.is_local:  # same call, scored by sample shards on the executor
+            from ragmeter.executors.answers import evaluator
+
+            evaluate = evaluator(xsettings, input, keys, xmeta)
         progress, stop = _progress(len(ids))
         try:
             with warnings.catch_warnings():
@@ -391,6 +421,8 @@ def register(app: typer.Typer) -> None:
                 print(f"verify-rouge: FAILED against {report.reference}", file=sys.stderr)
                 code = 1
         summary = res.to_ultrarag_dict(summary_only=summary_only)
+        if xmeta:
+            summary["ragmeter"]["executor"] = xmeta
         text = dumps(summary)
         if per_sample is not None:
             with atomic_write(per_sample) as fh:

@@ -29,6 +29,13 @@ from ragmeter.cli.stored_runs import (
     system_names,
 )
 from ragmeter.errors import UsageError
+from ragmeter.executors.options import (
+    ExecutorOpt,
+    PartitionsOpt,
+    SchedulerOpt,
+    WorkerMemoryOpt,
+    WorkersOpt,
+)
 
 if TYPE_CHECKING:
     from ragmeter.stats.compare import ComparisonReport
@@ -148,6 +155,7 @@ def _trec_scores(
     *,
     ultrarag: bool,
     relevance_level: int,
+    xsettings: Any = None,
 ) -> tuple[dict[str, dict[str, dict[str, float]]], list[str], dict[str, Any]]:
     import importlib
 
@@ -182,7 +190,17 @@ def _trec_scores(
 
     from ragmeter.warnings import RagmeterWarning
 
-    for system, run in zip(systems, run_paths, strict=True):
+    todo = run_paths
+    if xsettings is not None and not xsettings.is_local:  # one task per run file
+        from ragmeter.executors.retrieval import evaluate_run_files
+
+        done, _ = evaluate_run_files(xsettings, qrels_path, run_paths, canonical, relevance_level)
+        for system, out in zip(systems, done, strict=True):
+            for w in out["warnings"]:
+                print(f"ragmeter {COMMAND}: warning: {w}", file=sys.stderr)
+            scores[system] = {shown: out["values"][c] for shown, c in resolved}
+        todo = []  # nothing left to evaluate here
+    for system, run in zip(systems[: len(todo)], todo, strict=True):
         # the engine's warnings are printed as the command's own lines, not as Python warnings
         # located in typer's source
         with warnings.catch_warnings():
@@ -366,6 +384,11 @@ def register(app: typer.Typer) -> None:
         output: str | None = typer.Option(
             None, "-o", "--output", help="Also write the output to this file."
         ),
+        executor: ExecutorOpt = None,
+        workers: WorkersOpt = None,
+        scheduler: SchedulerOpt = None,
+        partitions: PartitionsOpt = None,
+        worker_memory: WorkerMemoryOpt = None,
     ) -> None:
         """Compare systems with paired significance tests, corrections and effect sizes.
 
@@ -378,6 +401,16 @@ def register(app: typer.Typer) -> None:
         Mode: --per-sample files; else stored runs when --store is given or the first
         argument is not a file; else TREC (the first argument is the QRELS file).
         """
+        from ragmeter.executors.options import settings_from_flags
+
+        xsettings = settings_from_flags(
+            COMMAND,
+            executor=executor,
+            workers=workers,
+            scheduler=scheduler,
+            partitions=partitions,
+            worker_memory=worker_memory,
+        )
         _choice(test, TESTS, "--test")
         _choice(fmt, FORMATS, "--format")
         _choice(family, ("per_metric", "all"), "--family")
@@ -442,6 +475,7 @@ def register(app: typer.Typer) -> None:
                     list(metric or []),
                     ultrarag=ultrarag,
                     relevance_level=relevance_level,
+                    xsettings=xsettings,
                 )
         if out_format == "ultrarag" and len(systems) != 2:
             raise UsageError(
@@ -454,6 +488,11 @@ def register(app: typer.Typer) -> None:
             fill_value = 0.0
         from ragmeter.stats import compare
 
+        xmeta: dict[str, Any] = {}
+        if not xsettings.is_local:  # same call; the tests run in blocks on the executor
+            from ragmeter.executors.stats import compare_on
+
+            compare = compare_on(xsettings, xmeta)
         try:
             with _status("testing every pair"):
                 report = compare(
@@ -499,6 +538,8 @@ def register(app: typer.Typer) -> None:
 
             data = report.to_dict()
             data["inputs"] = info
+            if xmeta:
+                data["executor"] = xmeta
             text = dumps(data, indent=2) + "\n"
         elif out_format == "latex":
             text = report.to_latex()

@@ -52,6 +52,11 @@ _LONG = [
     "batch-rows=",
     "threads=",
     "quiet",
+    "executor=",
+    "workers=",
+    "scheduler=",
+    "partitions=",
+    "worker-memory=",
 ]
 
 HELP = """\
@@ -88,6 +93,8 @@ ragmeter options:
   --stream, --batch-rows N       bounded-memory mode for runs grouped by query
   --threads N                    worker threads (default: CPU cores)
   --quiet                        no warnings
+  --executor local|dask, --workers N, --scheduler ADDR, --partitions N, --worker-memory SIZE
+                                 scale-out on Dask (docs/scaleout.md)
 """
 
 
@@ -148,6 +155,7 @@ def _parse(argv: Sequence[str]) -> dict[str, Any]:
         "help": False,
         "version": False,
     }
+    scale: dict[str, Any] = {}
     for flag, value in opts:
         if flag in ("-h", "--help"):
             cfg["help"] = True
@@ -236,7 +244,19 @@ def _parse(argv: Sequence[str]) -> dict[str, Any]:
             cfg["threads"] = _int(value, "--threads", 1)
         elif flag == "--quiet":
             cfg["quiet"] = True
+        elif flag in ("--executor", "--scheduler", "--worker-memory"):
+            scale[flag[2:].replace("-", "_")] = value
+        elif flag in ("--workers", "--partitions"):
+            scale[flag[2:]] = _int(value, flag, 1)
     cfg["args"] = args
+    from ragmeter.errors import UsageError
+    from ragmeter.executors.settings import resolve_settings
+
+    try:  # flags, then RAGMETER_EXECUTOR / RAGMETER_DASK_SCHEDULER
+        settings = resolve_settings(**scale)
+    except UsageError as exc:
+        raise _Usage(exc.message) from None
+    cfg["executor"] = None if settings.is_local else settings
     return cfg
 
 
@@ -276,38 +296,19 @@ def _run(cfg: dict[str, Any]) -> str:
         pa.set_cpu_count(cfg["threads"])
         pa.set_io_thread_count(cfg["threads"])
     from ragmeter.io import trec as io_trec
-    from ragmeter.retrieval.engine import Evaluator
-    from ragmeter.retrieval.names import ULTRARAG_KS
 
-    measures = cfg["measures"] or ["official"]
-    fmt = cfg["format"]
-    hashes = fmt in ("json", "csv")
-    ks = cfg["ks"] or ULTRARAG_KS
-    evaluator = Evaluator(
-        io_trec.read_qrels(
-            qrels_path,
-            format=cfg["qrels_format"],
-            qid_field=cfg["qid_field"],
-            gold_field=cfg["gold_field"],
-            hash_input=hashes,
-        ),
-        measures,
-        ks=ks,
-        zscores=cfg["zscores"],
-        relevance_level=cfg["level"],
-        complete=cfg["complete"],
-        max_docs=cfg["max_docs"],
-        judged_only=cfg["judged_only"],
-        num_docs_in_coll=cfg["num_docs"],
-        gain=cfg["gain"],
-        ties=cfg["ties"],
-        dedupe=cfg["dedupe"],
-        names=cfg["names"],
-        # UltraRAG's numbers come from pytrec_eval: float32 scores, means from per-query values
-        per_query=cfg["per_query"] or fmt == "ultrarag",
-        scores="float32" if fmt == "ultrarag" else "float64",
-    )
+    hashes = cfg["format"] in ("json", "csv")
+    recipe = evaluator_recipe(cfg, qrels_path)
+    evaluator = build_evaluator(recipe)
+    if not cfg["stream"] and cfg["executor"] is not None:
+        from ragmeter.executors.retrieval import evaluate_on_executor
+
+        done = evaluate_on_executor(cfg, evaluator, recipe, run_path)
+        if done is not None:  # else a case the executor leaves to the in-process path
+            result, order, meta = done
+            return _render(cfg, result, None, evaluator, order=order, executor=meta)
     want_source = cfg["by_source"]
+    run = None
     if cfg["stream"]:
         from ragmeter.retrieval.stream import evaluate_stream_with
 
@@ -330,6 +331,24 @@ def _run(cfg: dict[str, Any]) -> str:
         )
         _memory_hint(run_path, cfg)
         result = evaluator.evaluate(run)
+    order = None if run is None or cfg["format"] != "ultrarag" else _first_appearance(run.qid)
+    return _render(cfg, result, run, evaluator, order=order)
+
+
+def _render(
+    cfg: dict[str, Any],
+    result: Any,
+    run: Any,
+    evaluator: Any,
+    *,
+    order: list[str] | None = None,
+    executor: dict[str, Any] | None = None,
+) -> str:
+    """Print the warnings and return the output text of a result. ``run`` is the in-memory run
+    (for --by-source), ``order`` the qids in order of first appearance (UltraRAG sums in that
+    order; None for a stream), ``executor`` the metadata of a Dask run (JSON output only)."""
+    fmt = cfg["format"]
+    want_source = cfg["by_source"]
     if not cfg["quiet"]:
         for w in result.warnings:
             print(f"ragmeter trec: warning: {w}", file=sys.stderr)
@@ -340,7 +359,6 @@ def _run(cfg: dict[str, Any]) -> str:
     if fmt == "ultrarag":
         # pytrec_eval returns queries in the run's order of first appearance, and UltraRAG sums
         # them in that order; a stream is summed in qid order (docs/retrieval.md)
-        order = None if cfg["stream"] else _first_appearance(run.qid)
         return result.to_ultrarag(order=order)
     if fmt == "csv":
         text = result.to_csv(queries=cfg["per_query"])
@@ -354,9 +372,53 @@ def _run(cfg: dict[str, Any]) -> str:
         from ragmeter.retrieval.sources import breakdown_dict
 
         doc["by_source"] = breakdown_dict(run, evaluator.qrels, ks=cfg["ks"] or (1, 5, 10))
+    if executor is not None:
+        doc["executor"] = executor
     from ragmeter.io.jsonutil import dumps
 
     return dumps(doc, indent=2) + "\n"
+
+
+def evaluator_recipe(cfg: dict[str, Any], qrels_path: str) -> tuple[Any, ...]:
+    """What builds the command's :class:`Evaluator`, as plain hashable values (Dask workers
+    rebuild the same evaluator from it): (qrels path, read_qrels options, measures, options)."""
+    from ragmeter.retrieval.names import ULTRARAG_KS
+
+    fmt = cfg["format"]
+    qrels_options = (
+        ("format", cfg["qrels_format"]),
+        ("qid_field", cfg["qid_field"]),
+        ("gold_field", cfg["gold_field"]),
+        ("hash_input", fmt in ("json", "csv")),
+    )
+    options = (
+        ("ks", tuple(cfg["ks"] or ULTRARAG_KS)),
+        ("zscores", cfg["zscores"]),
+        ("relevance_level", cfg["level"]),
+        ("complete", cfg["complete"]),
+        ("max_docs", cfg["max_docs"]),
+        ("judged_only", cfg["judged_only"]),
+        ("num_docs_in_coll", cfg["num_docs"]),
+        ("gain", cfg["gain"]),
+        ("ties", cfg["ties"]),
+        ("dedupe", cfg["dedupe"]),
+        ("names", cfg["names"]),
+        # UltraRAG's numbers come from pytrec_eval: float32 scores, means from per-query values
+        ("per_query", cfg["per_query"] or fmt == "ultrarag"),
+        ("scores", "float32" if fmt == "ultrarag" else "float64"),
+    )
+    return (qrels_path, qrels_options, tuple(cfg["measures"] or ["official"]), options)
+
+
+def build_evaluator(recipe: tuple[Any, ...]) -> Any:
+    """The :class:`Evaluator` of :func:`evaluator_recipe`."""
+    from ragmeter.io import trec as io_trec
+    from ragmeter.retrieval.engine import Evaluator
+
+    qrels_path, qrels_options, measures, options = recipe
+    opts = dict(options)
+    opts["ks"] = list(opts["ks"])
+    return Evaluator(io_trec.read_qrels(qrels_path, **dict(qrels_options)), list(measures), **opts)
 
 
 def _first_appearance(qids: Any) -> list[str]:

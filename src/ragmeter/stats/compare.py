@@ -8,7 +8,7 @@ with the letters of the systems it beats significantly.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -566,6 +566,7 @@ def compare(
     two_sided: str = "abs",
     decimals: int | None = 12,
     directions: Mapping[str, str] | None = None,
+    run_tests: Callable[..., dict[tuple[str, int, int], TestResult]] | None = None,
 ) -> ComparisonReport:
     """Compare N systems pairwise on every metric, with a multiple-comparison correction.
 
@@ -667,7 +668,8 @@ def compare(
                 tuple(ids), x[:, i], x[:, j], _round(x[:, i] - x[:, j], decimals), report, decimals
             )
 
-    results = _run_tests(
+    # run_tests: where the tests run (an executor's test blocks; default in this process)
+    results = (run_tests or _run_tests)(
         paired,
         test=test_name,
         alternative=alternative,

@@ -1,0 +1,220 @@
+"""The Dask distributed executor (``--executor dask``, ``--workers N``, ``--scheduler ADDR``).
+
+Imported only when a Dask executor is asked for. It starts a LocalCluster (worker processes of
+one thread each on 127.0.0.1, dashboard off) or connects to an existing scheduler, checks that
+the workers run the same ragmeter, numpy, pyarrow and scipy as the driver, and submits shards
+progressively. Dask's own log messages are kept below ERROR so that no traceback of theirs
+reaches the user; failures become one-line :class:`~ragmeter.errors.UsageError` messages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from ragmeter.errors import RagmeterError, UsageError
+from ragmeter.executors.settings import ExecutorSettings
+
+CHECKED_PACKAGES = ("ragmeter", "numpy", "pyarrow", "scipy")
+CONNECT_TIMEOUT = 10  # seconds to reach an existing scheduler
+MAIN_GUARD_HINT = (
+    "starting Dask workers failed; call ragmeter from inside "
+    "\"if __name__ == '__main__':\" in scripts"
+)
+# Worker processes get one thread each; keep BLAS and OpenMP pools to that thread too.
+WORKER_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def quiet_dask_logs(level: int = logging.ERROR) -> None:
+    """Dask logs heartbeats, closed streams and restarted workers at WARNING and INFO: keep
+    them out of the user's terminal (a run that fails says so in one line of its own)."""
+    for name in ("distributed", "dask", "tornado", "asyncio"):
+        logging.getLogger(name).setLevel(logging.CRITICAL if name == "asyncio" else level)
+
+
+def _default_memory(workers: int) -> int:
+    """min(4 GiB, 0.8 × RAM / workers): enough for a shard, and the machine keeps some."""
+    try:
+        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 4 << 30
+    return int(min(4 << 30, 0.8 * ram / max(1, workers)))
+
+
+class DaskExecutor:
+    """Runs shards on a Dask cluster; results come back in shard order."""
+
+    kind = "dask"
+
+    def __init__(
+        self, settings: ExecutorSettings, *, command: str | None = None, client: Any = None
+    ) -> None:
+        self.settings = settings
+        self.command = command
+        self._cluster: Any = None
+        self._owns_client = client is None
+        quiet_dask_logs()
+        if client is not None:
+            self.client = client
+            where = "existing"
+        elif settings.scheduler:
+            self.client = self._connect(settings.scheduler)
+            where = "existing"
+        else:
+            self.client = self._start_local(settings.workers or 1, settings.worker_memory)
+            where = "local"
+        self._where = where
+        try:
+            self._check_versions()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- setting up ---------------------------------------------------------------------------
+    def _error(self, message: str) -> UsageError:
+        return UsageError(message, command=self.command)
+
+    def _start_local(self, workers: int, memory: str | None) -> Any:
+        from distributed import Client, LocalCluster
+
+        # distributed warns when its default HTTP port is taken: noise for our users
+        options = {
+            "n_workers": workers,
+            "threads_per_worker": 1,
+            "processes": True,
+            "host": "127.0.0.1",
+            "dashboard_address": None,
+            # the scheduler's health endpoints still listen: on a free loopback port
+            "scheduler_kwargs": {"dashboard_address": "127.0.0.1:0"},
+            "memory_limit": memory or _default_memory(workers),
+            "silence_logs": logging.ERROR,
+            "env": WORKER_ENV,
+        }
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self._cluster = LocalCluster(**options)
+        except RuntimeError as exc:
+            # Spawned workers re-import the calling script: without a main guard they fail.
+            hint = MAIN_GUARD_HINT if self.command else f"ragmeter: {MAIN_GUARD_HINT}"
+            raise self._error(hint) from exc
+        except ValueError as exc:
+            raise self._error(
+                f"--worker-memory {memory!r} is not a size ({exc}; expected e.g. 2GiB)"
+            ) from None
+        return Client(self._cluster)
+
+    def _connect(self, scheduler: str) -> Any:
+        from distributed import Client
+
+        target = scheduler.strip()
+        kwargs: dict[str, Any]
+        if "://" in target:
+            kwargs = {"address": target}
+        elif os.path.isfile(target):
+            kwargs = {"scheduler_file": target}
+        else:
+            raise self._error(
+                f"--scheduler {scheduler!r} is neither an address nor a scheduler file "
+                "(expected tcp://HOST:PORT or the path of a Dask scheduler file)"
+            )
+        try:
+            return Client(timeout=CONNECT_TIMEOUT, **kwargs)
+        except (OSError, TimeoutError, ValueError) as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise self._error(
+                f"cannot connect to the Dask scheduler at {scheduler} ({reason}; expected a "
+                "running scheduler reachable from this machine)"
+            ) from None
+
+    def _check_versions(self) -> None:
+        """Every worker must run the driver's versions of the packages that make the numbers."""
+        versions = self.client.get_versions(packages=list(CHECKED_PACKAGES))
+        mine = versions["client"]["packages"]
+        for address, info in sorted((versions.get("workers") or {}).items()):
+            theirs = info.get("packages", {})
+            for pkg in CHECKED_PACKAGES:
+                if theirs.get(pkg) != mine.get(pkg):
+                    raise self._error(
+                        f"worker {address} has {pkg} {theirs.get(pkg)}, the driver has "
+                        f"{mine.get(pkg)} (install the same version everywhere)"
+                    )
+
+    # -- running ------------------------------------------------------------------------------
+    def _threads(self) -> int:
+        info = self.client.scheduler_info()
+        return max(1, sum(w.get("nthreads", 1) for w in info.get("workers", {}).values()))
+
+    def run(
+        self, task: Callable[[Any], Any], shards: Sequence[Any], *, label: str = "shards"
+    ) -> Iterator[Any]:
+        """Submit shards progressively (at most 2 × worker threads in flight) and yield their
+        results in shard order. The first failing shard in shard order ends the run."""
+        from distributed import KilledWorker
+
+        client = self.client
+        window = 2 * self._threads()
+        futures: dict[int, Any] = {}
+        next_submit = 0
+        try:
+            for i in range(len(shards)):
+                while next_submit < len(shards) and next_submit < i + window:
+                    futures[next_submit] = client.submit(
+                        task,
+                        shards[next_submit],
+                        pure=False,
+                        key=f"ragmeter-{label}-{next_submit}-{os.getpid()}-{id(shards)}",
+                    )
+                    next_submit += 1
+                future = futures.pop(i)
+                try:
+                    result = future.result()
+                except RagmeterError:
+                    raise
+                except KilledWorker:
+                    raise self._error(
+                        f"{label} shard {i + 1} of {len(shards)} killed the workers that ran it "
+                        "(raise --worker-memory or --partitions)"
+                    ) from None
+                except Exception as exc:
+                    detail = str(exc).splitlines()[0] if str(exc) else ""
+                    raise self._error(
+                        f"internal error in {label} shard {i + 1} of {len(shards)} "
+                        f"({type(exc).__name__}: {detail})"
+                    ) from None
+                yield result
+        finally:
+            if futures:
+                client.cancel(list(futures.values()))
+
+    def describe(self) -> dict[str, Any]:
+        import distributed
+
+        return {
+            "kind": "dask",
+            "cluster": self._where,
+            "workers": len(self.client.scheduler_info().get("workers", {})),
+            "dask": distributed.__version__,
+        }
+
+    def close(self) -> None:
+        """Client first, then the cluster: the other order logs heartbeat tracebacks."""
+        # closing must not hide the run's own outcome (an error, or Ctrl-C)
+        if self._owns_client and self.client is not None:
+            with contextlib.suppress(Exception):
+                self.client.close()
+        if self._cluster is not None:
+            with contextlib.suppress(Exception):
+                self._cluster.close()
+            self._cluster = None
+        self.client = None
+
+    def __enter__(self) -> DaskExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,194 @@
+"""``ragmeter trec`` on an executor: a run grouped by query, cut into byte ranges at query
+boundaries (the ``grouped`` plan of docs/scaleout.md).
+
+Each worker parses its range with the reader ``--stream`` uses, joins and ranks it with the
+same :class:`~ragmeter.retrieval.engine.Evaluator` (rebuilt once per worker from the qrels
+file) and returns the ranked judged rows; the driver assembles them and computes every measure
+and mean once, exactly as ``--stream`` does with its batches, whose results equal the
+in-memory mode's value for value.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import mmap
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ragmeter.executors.plan import SHARDS_PER_WORKER, is_gzip
+
+# About 1.6M TREC lines: a second or two of parsing and ranking per shard.
+BYTES_PER_SHARD = 64 << 20
+
+
+@dataclass(frozen=True)
+class RunShard:
+    """Bytes ``[start, end)`` of a run file, cut at query boundaries; ``lines_before`` numbers
+    its lines in messages; ``recipe`` rebuilds the command's evaluator on the worker."""
+
+    index: int
+    path: str
+    name: str
+    start: int
+    end: int
+    lines_before: int
+    recipe: tuple[Any, ...]
+
+
+def _qid(line: bytes) -> bytes:
+    parts = line.split(None, 1)
+    return parts[0] if parts else b""
+
+
+def query_cuts(path: str, parts: int) -> list[tuple[int, int, int]]:
+    """``(start, end, lines_before)`` of up to ``parts`` ranges of about equal size, each cut
+    moved forward to the first line whose qid differs from the line before it."""
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        cuts = [0]
+        for k in range(1, parts):
+            pos = max(k * size // parts, cuts[-1] + 1)
+            nl = mm.find(b"\n", pos - 1)
+            if nl < 0 or nl + 1 >= size:
+                break
+            pos = nl + 1
+            prev = _qid(mm[mm.rfind(b"\n", 0, pos - 1) + 1 : pos])
+            while pos < size:
+                end = mm.find(b"\n", pos)
+                end = size if end < 0 else end + 1
+                if _qid(mm[pos:end]) != prev:
+                    break
+                pos = end
+            if cuts[-1] < pos < size:
+                cuts.append(pos)
+        bounds = [*cuts, size]
+        out = []
+        lines = 0
+        for a, b in itertools.pairwise(bounds):
+            out.append((a, b, lines))
+            lines += mm[a:b].count(b"\n")
+        return out
+    finally:
+        mm.close()
+
+
+def evaluate_on_executor(
+    cfg: dict[str, Any], evaluator: Any, recipe: tuple[Any, ...], run_path: str
+) -> tuple[Any, list[str], dict[str, Any]] | None:
+    """``(result, qids in order of first appearance, executor metadata)``, or None for the
+    cases left to the in-process path: stdin, gzip, JSONL runs, --by-source, an empty run, a
+    run with no judged query, and a run that is not grouped by query (with a notice)."""
+    from ragmeter.executors import make_executor
+    from ragmeter.executors.tasks import trec_run_shard
+    from ragmeter.io.files import display_name, sha256_file
+    from ragmeter.retrieval.stream import _RunInfo
+
+    settings = cfg["executor"]
+    if (
+        run_path == "-"
+        or cfg["run_format"] != "trec"
+        or cfg["by_source"]
+        or not os.path.isfile(run_path)
+        or os.path.getsize(run_path) == 0
+        or is_gzip(run_path)
+    ):
+        return None
+    qrels_path, qrels_options, measures, options = recipe
+    zscores = dict(options)["zscores"]
+    worker_recipe = (
+        os.path.abspath(qrels_path),
+        tuple((k, False if k == "hash_input" else v) for k, v in qrels_options),
+        measures,
+        tuple(
+            (k, os.path.abspath(v) if k == "zscores" and v is not None else v) for k, v in options
+        ),
+    )
+    del zscores
+    name = display_name(run_path)
+    size = os.path.getsize(run_path)
+    with make_executor(settings, command="trec") as executor:
+        meta = executor.describe()
+        workers = int(meta.get("workers") or 1)
+        parts = settings.partitions or max(
+            math.ceil(size / BYTES_PER_SHARD), SHARDS_PER_WORKER * workers
+        )
+        shards = [
+            RunShard(i, os.path.abspath(run_path), name, a, b, n, worker_recipe)
+            for i, (a, b, n) in enumerate(query_cuts(run_path, parts))
+        ]
+        outs = list(executor.run(trec_run_shard, shards, label="run"))
+    seen: set[bytes] = set()
+    order: list[bytes] = []
+    for out in outs:
+        if out is None:
+            continue
+        if not out["grouped"] or seen.intersection(out["qids"]):
+            print(
+                f"ragmeter trec: {name} is not grouped by query; evaluating it in this process "
+                "(the plan for unsorted runs is not built yet)",
+                file=sys.stderr,
+            )
+            return None
+        seen.update(out["qids"])
+        order.extend(out["qids"])
+    pieces = [out["piece"] for out in outs if out is not None]
+    if not pieces or not any((p.counts > 0).any() for p in pieces):
+        return None
+    for p in pieces[1:]:  # counts are per qrels query: add them up (integers, exact)
+        pieces[0].counts = pieces[0].counts + p.counts
+        p.counts = np.zeros(0, dtype=np.int64)
+    info = _RunInfo(name)
+    info.lines = sum(out["rows"] for out in outs if out is not None)
+    info.runid = next(out["runid"] for out in reversed(outs) if out is not None)
+    info.qids = seen
+    if dict(qrels_options)["hash_input"]:
+        info.sha256 = sha256_file(run_path)
+    unjudged = {q for out in outs if out is not None for q in out["unjudged"]}
+    dropped = sum(out["dropped"] for out in outs if out is not None)
+    result = evaluator._finish(info, pieces, dropped, unjudged, run_qids=list(seen))
+    return result, [q.decode("utf-8") for q in order], meta
+
+
+@dataclass(frozen=True)
+class RunFileShard:
+    """One whole run file against the qrels (paths as given, and absolute)."""
+
+    index: int
+    qrels: tuple[str, str]
+    run: tuple[str, str]
+    measures: tuple[str, ...]
+    level: int
+
+
+def evaluate_run_files(
+    settings: Any, qrels_path: str, run_paths: list[str], measures: list[str], level: int
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Per-query values and warnings of each run file (one task per file), in input order,
+    and the executor metadata; each file gives what an in-process evaluation gives it."""
+    from ragmeter.executors import make_executor
+    from ragmeter.executors.tasks import evaluate_run_file
+
+    for path in (qrels_path, *run_paths):
+        if path == "-":
+            from ragmeter.errors import UsageError
+
+            raise UsageError(
+                "--executor dask reads every run from a file the workers can see, not from "
+                "stdin (expected file paths)",
+                command="compare",
+            )
+    qrels = (qrels_path, os.path.abspath(qrels_path))
+    shards = [
+        RunFileShard(i, qrels, (p, os.path.abspath(p)), tuple(measures), level)
+        for i, p in enumerate(run_paths)
+    ]
+    with make_executor(settings, command="compare") as executor:
+        meta = executor.describe()
+        return list(executor.run(evaluate_run_file, shards, label="run-file")), meta

@@ -1,0 +1,142 @@
+"""Which executor to use: the flags, then ``RAGMETER_EXECUTOR`` / ``RAGMETER_DASK_SCHEDULER``,
+then the runner's ``executor:`` block (docs/scaleout.md, "Choosing the executor")."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ragmeter.errors import UsageError
+
+KINDS = ("local", "dask")
+CONFIG_KEYS = ("kind", "scheduler", "workers", "worker_memory", "partitions")
+# Keys of the executor block that are planned but not built yet: refused, never ignored.
+LATER_KEYS = ("work_dir", "plan", "keep_work", "spill")
+
+
+@dataclass(frozen=True)
+class ExecutorSettings:
+    """Resolved executor settings.
+
+    ``kind`` is ``"local"`` or ``"dask"``. For Dask, ``scheduler`` is a ``tcp://HOST:PORT``
+    address or a scheduler file to connect to; without it a LocalCluster of ``workers``
+    processes (one thread each, on 127.0.0.1) is started. ``partitions`` overrides the number of
+    shards a plan makes; ``worker_memory`` is the LocalCluster's per-worker limit (``"2GiB"``).
+    """
+
+    kind: str = "local"
+    scheduler: str | None = None
+    workers: int | None = None
+    worker_memory: str | None = None
+    partitions: int | None = None
+
+    @property
+    def is_local(self) -> bool:
+        return self.kind == "local"
+
+
+def _positive(value: Any, what: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            value = int(str(value).strip())
+        except ValueError:
+            raise UsageError(f"{what} must be a positive integer, not {value!r}") from None
+    if value < 1:
+        raise UsageError(f"{what} must be a positive integer, not {value}")
+    return value
+
+
+def _layer(kind: Any, scheduler: Any, workers: Any, what: str) -> dict[str, Any] | None:
+    """One source's topology, or None when it says nothing about the executor."""
+    if kind is None and not scheduler and workers is None:
+        return None
+    if kind is not None:
+        kind = str(kind).strip().lower()
+        if kind not in KINDS:
+            raise UsageError(f"{what} executor {kind!r} is not known (expected local or dask)")
+    workers = _positive(workers, f"{what} workers")
+    if kind == "local" and (scheduler or workers is not None):
+        raise UsageError(
+            f"{what} executor local contradicts {'a scheduler' if scheduler else 'workers'} "
+            "(expected --executor dask, or no scheduler and no workers)"
+        )
+    if scheduler and workers is not None:
+        raise UsageError(
+            f"{what} scheduler and workers contradict each other (expected a scheduler to "
+            "connect to, or a number of local workers to start)"
+        )
+    if scheduler or workers is not None:
+        kind = "dask"
+    return {"kind": kind, "scheduler": scheduler or None, "workers": workers}
+
+
+def resolve_settings(
+    *,
+    executor: str | None = None,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    partitions: int | None = None,
+    worker_memory: str | None = None,
+    config: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> ExecutorSettings:
+    """Resolve the executor from the flags, the environment and a config block, in that order.
+
+    The first source that names an executor, a scheduler or workers decides the topology
+    (a flag ``--workers 2`` is not combined with a scheduler from the environment);
+    ``partitions`` and ``worker_memory`` come from the flags, else the config block.
+
+    >>> resolve_settings(workers=2, env={})
+    ExecutorSettings(kind='dask', scheduler=None, workers=2, worker_memory=None, partitions=None)
+    >>> resolve_settings(env={"RAGMETER_EXECUTOR": "local"}).kind
+    'local'
+    """
+    env = os.environ if env is None else env
+    config = dict(config or {})
+    for key in config:
+        if key in LATER_KEYS:
+            raise UsageError(f"executor.{key} is not supported yet (see docs/scaleout.md)")
+        if key not in CONFIG_KEYS:
+            raise UsageError(
+                f"executor.{key} is not a known key (expected {', '.join(CONFIG_KEYS)})"
+            )
+    # the first source that says anything decides; the ones below it are not even checked
+    sources = (
+        lambda: _layer(executor, scheduler, workers, "--executor/--scheduler/--workers:"),
+        lambda: _layer(
+            env.get("RAGMETER_EXECUTOR") or None,
+            env.get("RAGMETER_DASK_SCHEDULER") or None,
+            None,
+            "RAGMETER_EXECUTOR/RAGMETER_DASK_SCHEDULER:",
+        ),
+        lambda: _layer(
+            config.get("kind"), config.get("scheduler"), config.get("workers"), "executor:"
+        ),
+    )
+    topo: dict[str, Any] = {"kind": "local"}
+    for source in sources:
+        layer = source()
+        if layer is not None:
+            topo = layer
+            break
+    kind = topo["kind"] or "local"
+    n_workers = topo.get("workers")
+    if kind == "dask" and not topo.get("scheduler") and n_workers is None:
+        n_workers = os.cpu_count() or 1
+    parts = _positive(partitions, "--partitions")
+    if parts is None:
+        parts = _positive(config.get("partitions"), "executor.partitions")
+    memory = worker_memory or config.get("worker_memory")
+    if kind == "local":
+        return ExecutorSettings(kind="local", partitions=parts)
+    return ExecutorSettings(
+        kind="dask",
+        scheduler=topo.get("scheduler"),
+        workers=n_workers,
+        worker_memory=None if memory is None else str(memory),
+        partitions=parts,
+    )

@@ -1,0 +1,217 @@
+"""Task functions that run on workers (module-level, so Dask pickles them by reference).
+
+Each reads its shard's part of the input from the file and calls the same engine functions as
+the in-process path. Results are per-unit values only; the driver aggregates.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any
+
+from ragmeter.executors.plan import LineShard
+
+
+def iter_shard_rows(shard: LineShard) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line_number, object)`` for the non-blank lines of the shard's byte range.
+
+    The driver has already read and validated the whole file, so every line here parses; the
+    decoding matches :func:`ragmeter.io.jsonl.iter_jsonl` (UTF-8, BOM dropped on line 1).
+    """
+    from ragmeter.io.files import open_binary
+
+    with open_binary(shard.path) as fh:
+        if shard.start:
+            fh.seek(shard.start)
+        data = fh.read() if shard.end < 0 else fh.read(shard.end - shard.start)
+    lines = data.split(b"\n")
+    if data.endswith(b"\n"):
+        lines.pop()
+    for offset, raw in enumerate(lines):
+        lineno = shard.first_line + offset
+        if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        text = raw.decode("utf-8")
+        if text.strip():
+            yield lineno, json.loads(text.rstrip("\r\n"))
+
+
+def answers_options(settings: tuple[tuple[str, Any], ...]) -> Any:
+    """The :class:`Options` that :func:`ragmeter.answers.scoring.evaluate` resolves from the
+    command's options (it resolves them once more, so the driver and workers do too)."""
+    from ragmeter.answers.options import resolve_options
+
+    s = dict(settings)
+    return resolve_options(
+        list(s["metrics"]),
+        profile=s["profile"],
+        tokenizer=s["tokenizer"],
+        stem=s["stem"],
+        agg=dict(s["agg"]),
+        empty_gold=s["empty_gold"],
+        gold_regex=s["gold_regex"],
+        lsum_split=s["lsum_split"],
+    )
+
+
+@lru_cache(maxsize=4)
+def _scorer(settings: tuple[tuple[str, Any], ...]) -> Any:
+    """One :class:`SampleScorer` per worker process and settings (its ROUGE caches only memoise)."""
+    from ragmeter.answers.scoring import SampleScorer
+
+    return SampleScorer(answers_options(settings))
+
+
+def score_answers_shard(shard: LineShard) -> tuple[int, bytes]:
+    """Score the rows of one shard of an answers JSONL file.
+
+    Each row goes through the conversions of ``ragmeter answers`` (the command's reader, then
+    :func:`ragmeter.answers.scoring.evaluate`'s own coercion) and
+    :meth:`SampleScorer.score`. Returns the row count and the pickled list of
+    :class:`SampleScore` records in row order: one bytes object crosses the wire, not one
+    Python object per sample.
+    """
+    from ragmeter.answers.inputs import coerce_golds, coerce_id, coerce_prediction
+    from ragmeter.answers.scoring import MISSING_PREDICTION
+    from ragmeter.cli.answers import _groups
+
+    s = dict(shard.settings)
+    keys = dict(s["keys"])
+    name = s["display_name"]
+    scorer = _scorer(shard.settings)
+    scores = []
+    index = shard.first_row
+    for line, row in iter_shard_rows(shard):
+        where = {"path": name, "line": line}
+        sid = coerce_id(row[keys["id"]], **where) if keys["id"] in row else index
+        index += 1
+        pred, missing = coerce_prediction(row.get(keys["pred"]), **where)
+        if keys["groups"]:
+            gold = coerce_golds(
+                _groups(row[keys["groups"]], keys["groups"], where), key=keys["groups"], **where
+            )
+            gold_value = gold.groups if gold.given else None
+        else:
+            gold = coerce_golds(
+                row.get(keys["gold"]), choices=row.get("choices"), key=keys["gold"], **where
+            )
+            gold_value = gold.flat if gold.given else None
+        q = row.get(keys["question"]) if keys["question"] else None
+        question = None if q is None else coerce_prediction(q, **where)[0]
+        # evaluate() coerces what the command hands it once more; do exactly the same
+        loc = {"location": f"sample {str(sid)!r}"}
+        text, miss = coerce_prediction(None if missing else pred, **loc)
+        golds = coerce_golds(gold_value, key="golds", **loc)
+        score = scorer.score(text, golds, question=question, location=loc["location"])
+        if miss:
+            score.flags.insert(0, MISSING_PREDICTION)
+        scores.append(score)
+    return len(scores), pickle.dumps(scores, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+@lru_cache(maxsize=8)
+def _load_paired(path: str, digest: str) -> dict[Any, Any]:
+    """A metric's paired data, read once per worker process (keyed by path and digest)."""
+    import hashlib
+
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if hashlib.sha256(data).hexdigest() != digest:
+        raise RuntimeError(f"{path} changed after it was written (digest mismatch)")
+    return pickle.loads(data)
+
+
+def run_test_block(shard: Any) -> bytes:
+    """Run one block of paired tests with the function :func:`ragmeter.stats.compare` runs
+    in-process; returns the pickled ``{(metric, i, j): TestResult}``. Each test draws its own
+    seeded sign patterns, so a test's p-value does not depend on the block it is in."""
+    from ragmeter.stats.compare import _run_tests
+
+    paired = _load_paired(shard.path, shard.digest)
+    block = {key: paired[key] for key in shard.keys}
+    results = _run_tests(block, **dict(shard.settings))
+    return pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+@lru_cache(maxsize=2)
+def _evaluator(recipe: tuple[Any, ...]) -> Any:
+    """The command's evaluator, built once per worker process from the qrels file."""
+    from ragmeter.retrieval.cli import build_evaluator
+
+    return build_evaluator(recipe)
+
+
+def trec_run_shard(shard: Any) -> dict[str, Any] | None:
+    """Parse, join and rank one query-aligned byte range of a run (as one ``--stream``
+    batch). Returns the ranked judged rows and the counts the driver merges, or None for a
+    range without data lines; ``grouped`` is False when a query is not contiguous."""
+    import numpy as np
+
+    from ragmeter.io.trec import _Input, run_from_input
+    from ragmeter.retrieval import kernels as K
+
+    evaluator = _evaluator(shard.recipe)
+    with open(shard.path, "rb") as fh:
+        fh.seek(shard.start)
+        data = fh.read(shard.end - shard.start)
+    inp = _Input(shard.name, None, data, data[: 1 << 16], shard.lines_before)
+    run = run_from_input(inp, allow_empty=True)
+    if run is None:
+        return None
+    qids, codes = K._qid_codes(run.qid)
+    starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
+    order = [qids[c] for c in codes[starts].tolist()]
+    if len(set(order)) != len(order):
+        return {"grouped": False}
+    piece, dropped, joined = evaluator._piece(run, require_overlap=False)
+    return {
+        "grouped": True,
+        "piece": piece,
+        "dropped": dropped,
+        "unjudged": sorted(joined.unjudged_qids),
+        "qids": order,
+        "rows": len(run),
+        "runid": run.runid,
+    }
+
+
+def _visible(given: str, absolute: str) -> str:
+    """The path as the user gave it when it names the same file here (messages then read the
+    same as in-process), else the absolute path."""
+    import os
+
+    try:
+        if os.path.samefile(given, absolute):
+            return given
+    except OSError:
+        pass
+    return absolute
+
+
+@lru_cache(maxsize=2)
+def _run_file_evaluator(qrels: tuple[str, str], measures: tuple[str, ...], level: int) -> Any:
+    """One evaluator per worker for the qrels of a leaderboard (qrels read once)."""
+    from ragmeter.retrieval.engine import Evaluator
+
+    return Evaluator(_visible(*qrels), list(measures), relevance_level=level)
+
+
+def evaluate_run_file(shard: Any) -> dict[str, Any]:
+    """Evaluate one whole run file (the ``file`` plan): what
+    :func:`ragmeter.retrieval.evaluate` returns for it, reduced to the per-query values of
+    the requested measures and the warnings."""
+    import warnings
+
+    from ragmeter.warnings import RagmeterWarning
+
+    evaluator = _run_file_evaluator(shard.qrels, shard.measures, shard.level)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RagmeterWarning)
+        result = evaluator.evaluate(_visible(*shard.run))
+    return {
+        "warnings": list(result.warnings),
+        "values": {m: result.values(m) for m in shard.measures},
+    }

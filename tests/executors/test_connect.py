@@ -1,0 +1,131 @@
+"""Connecting to a cluster: one line, exit 2, for every way it can fail."""
+
+from __future__ import annotations
+
+import pytest
+
+import ragmeter.executors.dask as dask_executor
+from ragmeter.errors import UsageError
+from ragmeter.executors.dask import DaskExecutor
+from ragmeter.executors.settings import ExecutorSettings
+from tests.helpers import invoke
+
+
+@pytest.fixture
+def answers_file(tmp_path):
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"golden_answers": ["x"], "pred_answer": "x"}\n')
+    return str(path)
+
+
+def test_unreachable_scheduler_is_one_line(answers_file, monkeypatch):
+    pytest.importorskip("distributed")
+    monkeypatch.setattr(dask_executor, "CONNECT_TIMEOUT", 1)
+    res = invoke("answers", answers_file, "--scheduler", "tcp://127.0.0.1:9")
+    assert res.code == 2
+    assert res.stdout == ""
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith(
+        "ragmeter answers: cannot connect to the Dask scheduler at tcp://127.0.0.1:9 ("
+    )
+    assert lines[0].endswith("expected a running scheduler reachable from this machine)")
+
+
+def test_scheduler_that_is_neither_address_nor_file(answers_file, tmp_path):
+    res = invoke("answers", answers_file, "--scheduler", str(tmp_path / "nope.json"))
+    assert res.code == 2
+    assert res.stderr.strip() == (
+        f"ragmeter answers: --scheduler '{tmp_path / 'nope.json'}' is neither an address nor "
+        "a scheduler file (expected tcp://HOST:PORT or the path of a Dask scheduler file)"
+    )
+
+
+def test_environment_scheduler_is_used(answers_file, monkeypatch):
+    pytest.importorskip("distributed")
+    monkeypatch.setattr(dask_executor, "CONNECT_TIMEOUT", 1)
+    monkeypatch.setenv("RAGMETER_DASK_SCHEDULER", "tcp://127.0.0.1:9")
+    res = invoke("answers", answers_file)
+    assert res.code == 2
+    assert res.stderr.startswith(
+        "ragmeter answers: cannot connect to the Dask scheduler at tcp://127.0.0.1:9 ("
+    )
+    monkeypatch.setenv("RAGMETER_EXECUTOR", "local")  # a flag still wins over both
+    res = invoke("answers", answers_file, "--executor", "local")
+    assert res.code == 0, res.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (("--executor", "local", "--workers", "2"), "ragmeter answers: --executor/--scheduler/"),
+        (("--workers", "0"), "ragmeter answers: --executor/--scheduler/--workers: workers must"),
+        (("--executor", "spark"), "ragmeter answers: --executor/--scheduler/--workers: executor"),
+    ],
+)
+def test_bad_flags_are_one_line(answers_file, flags, message):
+    res = invoke("answers", answers_file, *flags)
+    assert res.code == 2
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert res.stderr.startswith(message)
+
+
+class _Client:
+    """Stands for a distributed Client whose worker runs another ragmeter."""
+
+    def get_versions(self, packages):
+        mine = {"ragmeter": "0.5.0", "numpy": "2.0", "pyarrow": "20", "scipy": "1.15"}
+        return {
+            "client": {"packages": mine},
+            "scheduler": {"packages": mine},
+            "workers": {"tcp://10.0.0.7:40123": {"packages": {**mine, "ragmeter": "0.4.1"}}},
+        }
+
+
+def test_version_mismatch_is_one_line():
+    with pytest.raises(UsageError) as err:
+        DaskExecutor(ExecutorSettings(kind="dask"), command="trec", client=_Client())
+    assert str(err.value) == (
+        "ragmeter trec: worker tcp://10.0.0.7:40123 has ragmeter 0.4.1, the driver has 0.5.0 "
+        "(install the same version everywhere)"
+    )
+
+
+NO_GUARD = """
+from ragmeter.executors import make_executor, resolve_settings
+make_executor(resolve_settings(workers=1, env={})).close()
+"""
+
+
+def test_a_script_without_a_main_guard_gets_the_hint(tmp_path):
+    pytest.importorskip("distributed")
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    script = tmp_path / "no_guard.py"
+    script.write_text(NO_GUARD)
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
+        timeout=180,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "ragmeter.errors.UsageError: ragmeter: starting Dask workers failed; call ragmeter from "
+        "inside \"if __name__ == '__main__':\" in scripts"
+    )
+
+
+def test_a_bad_worker_memory_is_one_line(answers_file):
+    pytest.importorskip("distributed")
+    res = invoke("answers", answers_file, "--workers", "1", "--worker-memory", "lots")
+    assert (res.code, res.stdout) == (2, "")
+    assert res.stderr == (
+        "ragmeter answers: --worker-memory 'lots' is not a size (Could not interpret 'lots' as a "
+        "byte unit; expected e.g. 2GiB)\n"
+    )

@@ -1,0 +1,42 @@
+"""Without ``--executor dask``, neither dask nor distributed is imported."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.helpers import CONFORMANCE, REPO
+
+TREC = [str(CONFORMANCE / "trec_eval" / f) for f in ("qrels.test", "results.test")]
+
+SCRIPT = """
+import json, sys
+import ragmeter
+from ragmeter.cli.entry import main
+codes = [main(["answers", sys.argv[1], "-m", "em,f1"]),
+         main(["compare", "--per-sample", sys.argv[2], sys.argv[3], "-m", "f1", "--json"]),
+         main(["trec", sys.argv[4], sys.argv[5]])]
+print(json.dumps({"codes": codes,
+                  "loaded": sorted(m for m in sys.modules
+                                   if m.split(".")[0] in ("dask", "distributed"))}))
+"""
+
+
+def test_in_process_commands_import_no_dask(tmp_path):
+    answers = tmp_path / "a.jsonl"
+    answers.write_text('{"golden_answers": ["x"], "pred_answer": "x"}\n' * 3)
+    a, b = tmp_path / "s1.jsonl", tmp_path / "s2.jsonl"
+    a.write_text("".join(json.dumps({"id": i, "f1": i / 10}) + "\n" for i in range(5)))
+    b.write_text("".join(json.dumps({"id": i, "f1": i / 7}) + "\n" for i in range(5)))
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(answers), str(a), str(b), *TREC],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={"PYTHONPATH": f"{REPO / 'src'}", "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report == {"codes": [0, 0, 0], "loaded": []}
