@@ -13,7 +13,7 @@ import random
 import numpy as np
 import pytest
 
-from tests.helpers import invoke
+from tests.helpers import REPO, invoke
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -88,3 +88,13 @@ def test_float32_scores_option_in_python():
     assert evaluate(qrels, run, ["RR"]).summary["RR"] == 1.0
     assert evaluate(qrels, run, ["RR"], scores="float32").summary["RR"] == 0.5
     assert np.float32(1.00000002) == np.float32(1.00000001)
+
+
+def test_format_ultrarag_without_ultrarag_measures_is_one_line() -> None:
+    # the default measures include runid, which has no UltraRAG key (it was a KeyError traceback)
+    ex = REPO / "examples" / "retrieval"
+    res = invoke("trec", "--format", "ultrarag", str(ex / "qrels.txt"), str(ex / "bm25.run"))
+    assert res.code == 2
+    assert res.stderr.count("\n") == 1
+    assert "measure 'runid' has no UltraRAG key" in res.stderr
+    assert "-m ultrarag" in res.stderr

@@ -82,6 +82,18 @@ def format_ultrarag(res: RetrievalResult, *, order: Sequence[str] | None = None)
 
     from ragmeter.errors import UsageError
 
+    # every measure must have a key before any value is read (runid, say, has no per-query value)
+    for m in res.measures:
+        fam = m["family"]
+        if fam in _ULTRARAG and not m["params"]:
+            continue
+        if fam in _ULTRARAG_CUT and set(m["params"]) == {"cutoff"}:
+            continue
+        raise UsageError(
+            f"measure '{m['name']}' has no UltraRAG key (--format ultrarag takes map, recip_rank, "
+            "ndcg_cut, P and recall; -m ultrarag names UltraRAG's set)",
+            command="trec",
+        )
     values = {
         m["canonical"]: res.aggregates[m["canonical"]].value
         for m in res.measures
@@ -95,17 +107,6 @@ def format_ultrarag(res: RetrievalResult, *, order: Sequence[str] | None = None)
                 values[name] = sum(ordered) / len(ordered)
     out: dict[str, float] = {}
     cuts: dict[int, dict[str, float]] = {}
-    for m in res.measures:
-        fam = m["family"]
-        if fam in _ULTRARAG and not m["params"]:
-            continue
-        if fam in _ULTRARAG_CUT and set(m["params"]) == {"cutoff"}:
-            continue
-        raise UsageError(
-            f"measure '{m['name']}' has no UltraRAG key (--format ultrarag takes map, recip_rank, "
-            "ndcg_cut, P and recall)",
-            command="trec",
-        )
     for fam, key in _ULTRARAG.items():
         for m in res.measures:
             if m["family"] == fam:
