@@ -99,8 +99,13 @@ class RunProgress:
         self.done[handle] = min(self.done[handle] + n, self.totals[handle])
         self._emit(handle)
 
-    def finish(self, handle: Any) -> None:
-        self.done[handle] = self.totals[handle]
+    def finish(self, handle: Any, *, skipped: bool = False) -> None:
+        """Complete the task's units; a task no system was scored on counts only what it did
+        (a full share would claim work that was not done)."""
+        if skipped:
+            self.totals[handle] = self.done[handle]
+        else:
+            self.done[handle] = self.totals[handle]
         self._emit(handle, force=True)
 
     @contextlib.contextmanager
