@@ -22,7 +22,8 @@ from tests.mcp.conftest import FIXED_TIME, vector
 from tests.mcp.session import in_process_modes, open_session
 
 ALL = [
-    "evaluate", "evaluate_trec", "evaluate_trec_pvalue", "trec", "grounded", "steps", "judge",
+    "evaluate", "evaluate_trec", "evaluate_trec_pvalue", "trec", "answers", "grounded", "steps",
+    "judge",
     "compare",
     "gate", "run", "list_runs", "show_run", "list_metrics",
 ]  # fmt: skip
