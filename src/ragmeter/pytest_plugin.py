@@ -228,13 +228,15 @@ def ragmeter_result(request: pytest.FixtureRequest, ragmeter_runs: RunFactory) -
     system = kwargs.get("system")
     if system is None and "ragmeter_system" in request.fixturenames:
         system = request.getfixturevalue("ragmeter_system")
-    runset = ragmeter_runs(path)
     from ragmeter.errors import RagmeterError
+    from ragmeter.testing._lock import LockTimeout
 
     try:
-        return runset.system(system)
-    except RagmeterError as exc:
-        pytest.fail(f"{request.node.nodeid}: {exc}", pytrace=False)
+        return ragmeter_runs.get(path).system(system)
+    except (RagmeterError, LockTimeout, ValueError) as exc:
+        message = f"{request.node.nodeid}: {exc}"
+    # outside the except block: the report shows the one line, not a chained exception
+    pytest.fail(message, pytrace=False)
 
 
 class _Problem:
