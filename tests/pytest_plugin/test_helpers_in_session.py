@@ -147,7 +147,8 @@ def test_usage_errors_name_the_test_and_the_key(inner: pytest.Pytester) -> None:
             "(write '>=0.42' or '<=0.42')",
             "E *ragmeter.errors.UsageError: test_bad.py::test_malformed: assert_metrics: "
             "retrieval.nDCG@10: cannot read threshold '>=abc' (expected '>=X', *",
-            "E *ragmeter.errors.UsageError: unknown system 'hybrid-v2' in ragmeter.yaml "
+            "E *ragmeter.errors.UsageError: test_bad.py::test_unknown_system: unknown system "
+            "'hybrid-v2' in ragmeter.yaml "
             "(expected one of bm25-v3, hybrid-v1); did you mean 'hybrid-v1'?",
             "E *ragmeter.errors.UsageError: test_bad.py::test_unknown_stratum: assert_metrics: "
             "unknown stratum factor 'custodian_typ' (expected one of custodian_type); "
