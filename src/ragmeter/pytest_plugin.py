@@ -48,6 +48,7 @@ class _State:
         self.configs: dict[str, Any] = {}  # resolved path -> loaded config (collection)
         self.checks: list[dict[str, Any]] = []  # every check reported to this process
         self.used = False
+        self.nested: set[Path] = set()  # configs of nested projects among the collected tests
         self.restore_socket: Any = None
 
 
@@ -115,9 +116,17 @@ def _resolve(config: pytest.Config, path: str | os.PathLike[str]) -> Path:
     return p if p.is_absolute() else config.rootpath / p
 
 
-def _session_config(config: pytest.Config) -> Path | None:
+def _session_config(config: pytest.Config, test_path: Path | None = None) -> Path | None:
+    """``--ragmeter-config`` / ``ragmeter_config``; without either, the ``ragmeter_config`` of
+    a project nested below the rootdir that holds ``test_path`` (``pytest examples``)."""
     raw = _option(config, "ragmeter_config")
-    return _resolve(config, raw) if raw else None
+    if raw:
+        return _resolve(config, raw)
+    if test_path is None:
+        return None
+    from ragmeter.testing._projects import nested_config
+
+    return nested_config(Path(test_path), config.rootpath, config.inipath)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -175,8 +184,25 @@ def ragmeter_run(ragmeter_runs: RunFactory, pytestconfig: pytest.Config) -> Any:
     """The session's config (``--ragmeter-config`` / ``ragmeter_config``), evaluated once."""
     path = _session_config(pytestconfig)
     if path is None:
-        pytest.fail(_NO_CONFIG, pytrace=False)
+        nested = sorted(_state(pytestconfig).nested)
+        if len(nested) > 1:
+            pytest.fail(
+                "ragmeter_run: the tests belong to projects with different configs ("
+                + ", ".join(_shown(pytestconfig, p) for p in nested)
+                + "); pass --ragmeter-config PATH or run one project at a time",
+                pytrace=False,
+            )
+        if not nested:
+            pytest.fail(_NO_CONFIG, pytrace=False)
+        path = nested[0]
     return ragmeter_runs(path)
+
+
+def _shown(config: pytest.Config, path: Path) -> str:
+    try:
+        return path.resolve().relative_to(config.rootpath.resolve()).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def _marker_kwargs(node: Any) -> dict[str, Any]:
@@ -192,7 +218,7 @@ def _marker_kwargs(node: Any) -> dict[str, Any]:
 def ragmeter_result(request: pytest.FixtureRequest, ragmeter_runs: RunFactory) -> Any:
     """One system's result, chosen by ``@pytest.mark.ragmeter(config=..., system=...)``."""
     kwargs = _marker_kwargs(request.node)
-    path = kwargs.get("config") or _session_config(request.config)
+    path = kwargs.get("config") or _session_config(request.config, request.node.path)
     if path is None:
         pytest.fail(
             f"{request.node.nodeid}: ragmeter_result needs a config: mark the test with "
@@ -202,13 +228,15 @@ def ragmeter_result(request: pytest.FixtureRequest, ragmeter_runs: RunFactory) -
     system = kwargs.get("system")
     if system is None and "ragmeter_system" in request.fixturenames:
         system = request.getfixturevalue("ragmeter_system")
-    runset = ragmeter_runs(path)
     from ragmeter.errors import RagmeterError
+    from ragmeter.testing._lock import LockTimeout
 
     try:
-        return runset.system(system)
-    except RagmeterError as exc:
-        pytest.fail(f"{request.node.nodeid}: {exc}", pytrace=False)
+        return ragmeter_runs.get(path).system(system)
+    except (RagmeterError, LockTimeout, ValueError) as exc:
+        message = f"{request.node.nodeid}: {exc}"
+    # outside the except block: the report shows the one line, not a chained exception
+    pytest.fail(message, pytrace=False)
 
 
 class _Problem:
@@ -231,7 +259,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "ragmeter_system" not in metafunc.fixturenames:
         return
     config = metafunc.config
-    path = _marker_kwargs(metafunc.definition).get("config") or _session_config(config)
+    path = _marker_kwargs(metafunc.definition).get("config") or _session_config(
+        config, metafunc.definition.path
+    )
     if path is None:
         params: list[Any] = [_Problem(_NO_CONFIG.replace("ragmeter_run", "ragmeter_system"))]
         ids = ["no-config"]
@@ -253,8 +283,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # before -m selects: every test that evaluates carries the ragmeter marker
+    state = _state(config)
+    explicit = _session_config(config) is not None
     for item in items:
         uses = FIXTURES & set(getattr(item, "fixturenames", ()))
+        if uses and not explicit:  # the nested projects ragmeter_run may have to choose from
+            nested = _session_config(config, item.path)
+            if nested is not None:
+                state.nested.add(nested)
         if (uses or getattr(item, "ragmeter_collected", False)) and item.get_closest_marker(
             "ragmeter"
         ) is None:

@@ -64,6 +64,51 @@ class Session:
         text = res.content[0].text if res.content else ""
         return structured, text, bool(is_error)
 
+    async def call_cancelled(self, name: str, args: dict[str, Any]) -> None:
+        """Start a call, and cancel it over the protocol (``notifications/cancelled``) as soon
+        as its first progress notification shows the server working on it."""
+        import anyio
+
+        started = anyio.Event()
+
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            started.set()
+
+        async with anyio.create_task_group() as tg:
+            if MAJOR >= 2:
+                # abandoning the request makes the 2.x client send notifications/cancelled
+                scope = anyio.CancelScope()
+
+                async def call() -> None:
+                    with scope:
+                        await self.client.call_tool(name, args, progress_callback=on_progress)
+
+                tg.start_soon(call)
+                await started.wait()
+                scope.cancel()
+                return
+            from mcp import types
+
+            errors: list[BaseException] = []
+
+            async def call_1x() -> None:
+                try:
+                    await self.client.call_tool(name, args, progress_callback=on_progress)
+                except Exception as exc:  # the server answers a cancelled request with an error
+                    errors.append(exc)
+
+            tg.start_soon(call_1x)
+            await started.wait()
+            # 1.x clients do not send it themselves: the id of the call in flight is the last one
+            rid = self.client._request_id - 1
+            await self.client.send_notification(
+                types.ClientNotification(
+                    types.CancelledNotification(
+                        params=types.CancelledNotificationParams(requestId=rid, reason="test")
+                    )
+                )
+            )
+
     async def call_ok(self, name: str, args: dict[str, Any]) -> Any:
         """A call that must succeed; its structured value must equal the strict-JSON text."""
         structured, text, is_error = await self.call_tool(name, args)

@@ -79,8 +79,8 @@ def test_no_endpoint_is_needs_llm_with_the_hint(root):
     assert structured["warnings"] == [HINT]
     # the client has no way to name an endpoint, a model or a key
     props = set(tools["judge"].input_schema["properties"])
-    assert props == {"input_path", "metrics", "max_cost_usd", "dry_run", "repeats", "keys",
-                     "include_samples"}  # fmt: skip
+    assert props == {"input_path", "metrics", "max_cost_usd", "dry_run", "repeats", "format",
+                     "keys", "include_samples", "reference_path"}  # fmt: skip
 
 
 def test_server_endpoint_budget_lowered_never_raised_and_no_key_anywhere(
@@ -104,3 +104,48 @@ def test_server_endpoint_budget_lowered_never_raised_and_no_key_anywhere(
     assert lower["budget_usd"] == 0.1
     assert SENTINEL_KEY not in text and SENTINEL_KEY not in caplog.text
     assert (root / ".ragmeter").exists()  # the request cache lives under the root
+
+
+def test_graphrag_format_gives_the_cli_json(root):
+    """format="graphrag": graphrag-eval records in, the summary `ragmeter judge --format
+    graphrag` prints out (here without an endpoint: needs_llm, a result and not an error)."""
+    from tests.helpers import CONFORMANCE, invoke
+
+    src = CONFORMANCE / "graphrag_eval/tests-with-llm/test_data/evaluation_1.yaml"
+    (root / "evaluation_1.yaml").write_bytes(src.read_bytes())
+    server = build_server(Settings(roots=Roots([str(root)])), tools="judge")
+    args = {
+        "input_path": "evaluation_1.yaml",
+        "metrics": ["answer_correctness", "retrieval_context_f1"],
+        "format": "graphrag",
+    }
+    tools, (structured, text, is_error) = call(server, "judge", args)
+    assert is_error is False, text
+    cli = invoke(
+        "judge", str(root / "evaluation_1.yaml"), "--format", "graphrag",
+        "-m", "answer_correctness", "-m", "retrieval_context_f1",
+    )  # fmt: skip
+    assert cli.code == 0, cli.stderr
+    expected = json.loads(cli.stdout)
+    assert {k: v for k, v in structured.items() if k not in ("warnings", "budget_usd")} == expected
+    assert structured["warnings"] == [HINT] and structured["budget_usd"] == 0.0
+    assert tools["judge"].input_schema["properties"]["format"]["enum"] == ["ragmeter", "graphrag"]
+    # the dry run estimates both groups (questions and retrieval steps) and sends nothing
+    _, (est, text, is_error) = call(server, "judge", {**args, "dry_run": True})
+    assert is_error is False, text
+    cli_est = invoke(
+        "judge", str(root / "evaluation_1.yaml"), "--format", "graphrag", "--dry-run", "--json",
+        "-m", "answer_correctness", "-m", "retrieval_context_f1",
+    )  # fmt: skip
+    assert cli_est.code == 0, cli_est.stderr
+    expected_est = json.loads(cli_est.stdout)
+    assert (est["max_cost_usd"], expected_est["max_cost_usd"]) == (0.0, None)  # the server's cap
+    drop = ("budget_usd", "max_cost_usd")
+    assert {k: v for k, v in est.items() if k not in drop} == {
+        k: v for k, v in expected_est.items() if k not in drop
+    }
+    assert est["metrics"]
+    # a plain judge sample is not a graphrag-eval record: the CLI's one-line message
+    _, (_, text, is_error) = call(server, "judge", {**args, "input_path": "in.jsonl"})
+    assert is_error is True
+    assert "in.jsonl:1: a plain judge sample, not a graphrag-eval record" in text

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,8 @@ from tests.mcp.conftest import FIXED_TIME, vector
 from tests.mcp.session import in_process_modes, open_session
 
 ALL = [
-    "evaluate", "evaluate_trec", "evaluate_trec_pvalue", "trec", "grounded", "steps", "judge",
+    "evaluate", "evaluate_trec", "evaluate_trec_pvalue", "trec", "answers", "grounded", "steps",
+    "judge",
     "compare",
     "gate", "run", "list_runs", "show_run", "list_metrics",
 ]  # fmt: skip
@@ -201,3 +203,46 @@ def test_a_cancelled_call_writes_nothing(work):
     finally:
         progress.unbind(token)
     assert not (work / "cancelled.json").exists()
+
+
+def test_a_protocol_cancellation_stops_the_engine_and_writes_nothing(work, monkeypatch):
+    """notifications/cancelled over the framed protocol: the worker stops at its next check,
+    nothing is saved, and the same session keeps serving."""
+    stopped = threading.Event()
+    check = progress.CallState.check
+
+    def spying_check(self):
+        try:
+            check(self)
+        except Exception:
+            stopped.set()
+            raise
+
+    monkeypatch.setattr(progress.CallState, "check", spying_check)
+    srv = server_for(work, tools="evaluate_trec_pvalue,list_metrics")
+    args = {
+        "run_new_path": "results.test",
+        "run_old_path": "results.reversed",
+        "qrels_path": "qrels.test",
+        "save_path": "protocol-cancelled.json",
+    }
+
+    async def go():
+        async with open_session(srv, mode=in_process_modes()[0]) as s:
+            await s.call_cancelled("evaluate_trec_pvalue", args)
+            assert await asyncio.to_thread(stopped.wait, 30)
+            return await s.call_ok("list_metrics", {"task": "retrieval"})
+
+    listed = run(go())
+    assert listed["metrics"]  # the server still answers after the cancellation
+    assert not list(work.glob("protocol-cancelled*"))
+
+
+def test_run_progress_of_a_skipped_task_claims_no_work():
+    seen: list[tuple[float, float, str]] = []
+    bar = progress.RunProgress(progress.CallState(lambda *a: seen.append(a), clock=lambda: 0.0))
+    done, skipped = bar.add("retrieval", 4), bar.add("judge", 6)
+    bar.advance(done, 4)
+    bar.finish(done)
+    bar.finish(skipped, skipped=True)  # no system was scored on it
+    assert seen[-1] == (4, 4, "judge")

@@ -78,3 +78,70 @@ def test_run_refuses_foreign_stores_judge_blocks_and_read_only(stored):
     ro = OwnTools(Settings(roots=Roots([str(root)]), read_only=True))
     with pytest.raises(RagmeterError, match="--read-only"):
         ro.run("ragmeter.yaml")
+
+
+JUDGED = """\
+project: mcp-budget
+dataset:
+  path: heritage/data/gold.jsonl
+systems:
+  - name: bm25-v3
+    outputs: {answers: heritage/outputs/bm25-answers.jsonl}
+tasks:
+  judge: {metrics: [faithfulness], max_cost_usd: CONFIGURED}
+"""
+
+
+@pytest.mark.parametrize(
+    ("cap", "configured", "asked", "budget"),
+    [
+        (0.5, 2.0, 5.0, 0.5),  # the client asks more than the server allows
+        (0.5, 2.0, 0.1, 0.1),  # the client lowers it
+        (1.0, 0.2, None, 0.2),  # the config's own budget is already lower
+        (0.0, 2.0, None, 0.0),  # no cap given: no LLM spending through MCP
+    ],
+)
+def test_run_caps_the_judge_budget(stored, monkeypatch, cap, configured, asked, budget):
+    for var in ("RAGMETER_LLM_BASE_URL", "RAGMETER_LLM_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    root = stored[0]
+    (root / "judged-run.yaml").write_text(
+        JUDGED.replace("CONFIGURED", str(configured)), encoding="utf-8"
+    )
+    tools = OwnTools(Settings(roots=Roots([str(root)]), judge_max_cost=cap))
+    out = tools.run("judged-run.yaml", max_cost_usd=asked)
+    assert out["judge_budget_usd"] == budget
+
+
+def test_run_budget_reaches_the_judge_task(stored):
+    from ragmeter.mcp.tools import _cap_judge_budget
+    from ragmeter.runner.config import load_config
+
+    root = stored[0]
+    (root / "judged-run.yaml").write_text(JUDGED.replace("CONFIGURED", "2.0"), encoding="utf-8")
+    cfg = load_config(root / "judged-run.yaml")
+    assert _cap_judge_budget(cfg, 0.25, None) == 0.25
+    assert cfg.tasks["judge"].max_cost_usd == 0.25  # what the judge task hands the engine
+    with pytest.raises(RagmeterError, match="max_cost_usd must be ≥ 0"):
+        _cap_judge_budget(cfg, 0.25, -1.0)
+
+
+def test_compare_reports_progress_per_test_and_stops_when_cancelled(stored):
+    from itertools import count
+
+    from ragmeter.errors import Interrupted
+    from ragmeter.mcp import progress
+
+    _, tools, out, _ = stored
+    seen: list[tuple[float, float, str]] = []
+    ticks = count()  # a clock that moves a second per reading: no report is throttled away
+    state = progress.CallState(lambda *a: seen.append(a), clock=lambda: float(next(ticks)))
+    token = progress.bind(state)
+    try:
+        tools.compare(out["run_ids"], metrics=["retrieval.nDCG@10", "retrieval.RR"], ci="bca")
+        assert seen == [(1, 2, "significance tests"), (2, 2, "significance tests")]
+        state.cancelled.set()
+        with pytest.raises(Interrupted, match="cancelled"):
+            tools.compare(out["run_ids"], metrics=["retrieval.nDCG@10", "retrieval.RR"])
+    finally:
+        progress.unbind(token)

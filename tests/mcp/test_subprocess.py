@@ -37,6 +37,11 @@ def stdio_params(root: Path, *extra: str):
 
 
 def test_every_tool_over_stdio(work):
+    (work / "answers.jsonl").write_text(
+        '{"id": 1, "pred_answer": "Paris", "golden_answers": ["paris"]}\n'
+        '{"id": 2, "pred_answer": "Lyon", "golden_answers": ["Marseille"]}\n',
+        encoding="utf-8",
+    )
     (work / "warn.run").write_text(
         (work / "results.test").read_text(encoding="utf-8") + "999 Q0 dX 1 1.0 STANDARD\n",
         encoding="utf-8",
@@ -60,6 +65,9 @@ def test_every_tool_over_stdio(work):
             out["grounded"] = await s.call_ok(
                 "grounded", {"gold_path": "gold.jsonl", "trace_path": "trace.jsonl"}
             )
+            out["answers"] = await s.call_ok(
+                "answers", {"input_path": "answers.jsonl", "metrics": ["em", "f1"]}
+            )
             out["steps"] = await s.call_ok(
                 "steps", {"reference_path": "reference_1.yaml",
                           "responses_path": "responses_1.jsonl"}
@@ -79,6 +87,7 @@ def test_every_tool_over_stdio(work):
     assert out["evaluate_trec_pvalue"]["eval_res"]["map"]["A_mean"] == pytest.approx(0.178545, 1e-5)
     assert any("1 query in warn.run has no judgments" in w for w in out["trec"]["warnings"])
     assert out["grounded"]["precision"] == 0.375
+    assert (out["answers"]["avg_em"], out["answers"]["ragmeter"]["profile"]) == (0.5, "squad")
     assert out["steps"]["aggregates"]
     assert out["gate"]["exit_status"] == 1
     pairs = out["compare"]["pairs"]

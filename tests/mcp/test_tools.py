@@ -34,7 +34,8 @@ def own(work: Path) -> OwnTools:
 def test_no_sdk_imported_by_the_tool_modules():
     # the tool functions are unit-testable without an SDK: importing them imports none
     code = (
-        "import sys; import ragmeter.mcp.compat, ragmeter.mcp.tools, ragmeter.mcp.ultrarag; "
+        "import sys; import ragmeter.mcp.compat, ragmeter.mcp.tools, ragmeter.mcp.ultrarag, "
+        "ragmeter.mcp.answers_tool, ragmeter.mcp.judge_tool; "
         "print([m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')])"
     )
     import subprocess
@@ -75,6 +76,32 @@ def test_evaluate_equals_the_cli(compat, tmp_path):
     assert list(expected)[:8] == eight
     single = compat.evaluate(["Barack Obama"], ["Obama"], ["em", "acc"])
     assert single["eval_res"] == {"em": [0.0], "acc": [1.0], "avg_em": 0.0, "avg_acc": 1.0}
+
+
+def test_answers_equals_the_cli(work, tmp_path):
+    from ragmeter.mcp.answers_tool import AnswersTool
+
+    vec = vector("cli_vectors", "cli-ultrarag-01")
+    src = work / "answers-vector.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in vec["input_jsonl"]), encoding="utf-8")
+    tool = AnswersTool(settings(work))
+    ultrarag = {"profile": "ultrarag", "metrics": ["em", "f1,rouge-l"]}
+    ultrarag_flags = ["--profile", "ultrarag", "-m", "em", "-m", "f1,rouge-l"]
+    for args, flags in (({}, []), (ultrarag, ultrarag_flags)):
+        cli = invoke("answers", str(src), *flags, "--summary-only")
+        assert cli.code == 0, cli.stderr
+        expected = json.loads(cli.stdout)
+        out = tool.answers("answers-vector.jsonl", **args)
+        assert {k: v for k, v in out.items() if k != "warnings"} == expected
+        full = tool.answers("answers-vector.jsonl", per_sample=True, **args)
+        assert full == {**json.loads(invoke("answers", str(src), *flags).stdout), "warnings": []}
+    assert out["avg_em"] == 0.0 and out["avg_f1"] == pytest.approx(0.2857142857142857)
+    with pytest.raises(RagmeterError) as exc:
+        tool.answers("answers-vector.jsonl", metrics=["bleu"])
+    assert str(exc.value).startswith("ragmeter answers: ")
+    assert "bleu" in str(exc.value)
+    with pytest.raises(RagmeterError, match="outside the allowed roots"):
+        tool.answers("../elsewhere.jsonl")
 
 
 def test_evaluate_errors_instead_of_silence(compat):

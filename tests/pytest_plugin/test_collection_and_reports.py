@@ -354,3 +354,54 @@ def test_persistent_store_reuse_and_stored_baseline(inner: pytest.Pytester) -> N
     # the second session re-used every task result of the first (the runner's input hash)
     assert (inner.path / "reused.txt").read_text().splitlines() == ["[False]", "[True]"]
     assert (inner.path / "history.db").exists()
+
+
+def _nested_project(inner: pytest.Pytester, name: str) -> None:
+    """A copy of the mini project in examples/NAME/ with its own pytest.ini and tests/ folder."""
+    import shutil
+
+    from tests.pytest_plugin.conftest import MINI
+
+    proj = inner.path / "examples" / name
+    shutil.copytree(MINI, proj)
+    (proj / "pytest.ini").write_text(
+        "[pytest]\ntestpaths = tests\nragmeter_config = ragmeter.yaml\n"
+    )
+    (proj / "tests").mkdir()
+    (proj / "tests" / f"test_{name}.py").write_text(
+        "from ragmeter.testing import assert_metrics\n\n"
+        "def test_every_system(ragmeter_system, ragmeter_result):\n"
+        "    assert ragmeter_result.name == ragmeter_system\n"
+        "    assert_metrics(ragmeter_result, {'retrieval.nDCG@10': '>=0.45'})\n\n"
+        "def test_session_run(ragmeter_run):\n"
+        "    assert sorted(ragmeter_run.systems) == ['bm25-v3', 'hybrid-v1']\n"
+    )
+
+
+def test_a_nested_project_finds_its_own_config_from_an_outer_rootdir(
+    inner: pytest.Pytester,
+) -> None:
+    # `pytest examples` from the repository root: the rootdir's ini has no ragmeter_config,
+    # the project's own pytest.ini (which pytest does not read here) names it
+    inner.makeini("[pytest]\n")
+    (inner.path / "ragmeter.yaml").unlink()  # nothing to find at the rootdir
+    _nested_project(inner, "one")
+    result = inner.runpytest("examples", "-p", "no:cacheprovider", "-v")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(
+        ["*test_every_system?bm25-v3? PASSED*", "*test_every_system?hybrid-v1? PASSED*"]
+    )
+    # from inside the project its pytest.ini is the session's: the same tests pass
+    again = inner.runpytest("examples/one", "-p", "no:cacheprovider")
+    again.assert_outcomes(passed=3)
+    # two projects with different configs: ragmeter_run cannot choose, and says so in one line
+    _nested_project(inner, "two")
+    both = inner.runpytest("examples", "-p", "no:cacheprovider")
+    both.assert_outcomes(passed=4, errors=2)
+    both.stdout.fnmatch_lines(
+        [
+            "*ragmeter_run: the tests belong to projects with different configs "
+            "(examples/one/ragmeter.yaml, examples/two/ragmeter.yaml); pass --ragmeter-config "
+            "PATH or run one project at a time*"
+        ]
+    )

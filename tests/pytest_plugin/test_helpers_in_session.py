@@ -147,7 +147,8 @@ def test_usage_errors_name_the_test_and_the_key(inner: pytest.Pytester) -> None:
             "(write '>=0.42' or '<=0.42')",
             "E *ragmeter.errors.UsageError: test_bad.py::test_malformed: assert_metrics: "
             "retrieval.nDCG@10: cannot read threshold '>=abc' (expected '>=X', *",
-            "E *ragmeter.errors.UsageError: unknown system 'hybrid-v2' in ragmeter.yaml "
+            "E *ragmeter.errors.UsageError: test_bad.py::test_unknown_system: unknown system "
+            "'hybrid-v2' in ragmeter.yaml "
             "(expected one of bm25-v3, hybrid-v1); did you mean 'hybrid-v1'?",
             "E *ragmeter.errors.UsageError: test_bad.py::test_unknown_stratum: assert_metrics: "
             "unknown stratum factor 'custodian_typ' (expected one of custodian_type); "
@@ -178,6 +179,30 @@ def test_config_errors_are_one_line_fixture_errors(inner: pytest.Pytester) -> No
     bad.assert_outcomes(errors=1)
     bad.stdout.fnmatch_lines(["bad.yaml:*: taskz: unknown key (*did you mean 'tasks'?"])
     assert "Traceback" not in bad.stdout.str()
+    # through the marker: one line naming the test, never a chained exception
+    inner.makepyfile(
+        test_marked="""
+        import pytest
+
+        @pytest.mark.ragmeter(system="hybrid-v2")
+        def test_unknown_system(ragmeter_result):
+            pass
+
+        @pytest.mark.ragmeter(config="nope.yaml")
+        def test_missing_config(ragmeter_result):
+            pass
+        """
+    )
+    marked = inner.runpytest("test_marked.py", "--ragmeter-config", "ragmeter.yaml")
+    marked.assert_outcomes(errors=2)
+    marked.stdout.fnmatch_lines(
+        [
+            "test_marked.py::test_unknown_system: unknown system 'hybrid-v2' in ragmeter.yaml "
+            "(expected one of bm25-v3, hybrid-v1); did you mean 'hybrid-v1'?",
+            "test_marked.py::test_missing_config: nope.yaml: cannot read (no such file)",
+        ]
+    )
+    assert "During handling" not in marked.stdout.str()
 
 
 def test_stratum_ci_and_no_regression(inner: pytest.Pytester) -> None:

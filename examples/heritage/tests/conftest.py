@@ -8,14 +8,24 @@ a project usually runs those in jobs of their own.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+# the example's config, wherever pytest is started (`pytest examples/heritage`, `pytest examples`)
+CONFIG = Path(__file__).resolve().parents[1] / "ragmeter.yaml"
 
 DETERMINISTIC = ["retrieval", "answers", "grounded", "steps", "ner", "classification", "linking"]
 
 
 @pytest.fixture(scope="session")
+def heritage_config() -> Path:
+    """The example's ragmeter.yaml (an absolute path: the rootdir depends on how pytest runs)."""
+    return CONFIG
+
+
+@pytest.fixture(scope="session")
 def heritage(ragmeter_runs: Any) -> Any:
     """ragmeter.yaml evaluated on its deterministic tasks, once per session."""
-    return ragmeter_runs("ragmeter.yaml", tasks=DETERMINISTIC)
+    return ragmeter_runs(CONFIG, tasks=DETERMINISTIC)

@@ -50,7 +50,9 @@ def test_no_regression_against_the_baseline(heritage: Any) -> None:
     )
 
 
-def test_the_baseline_stays_the_baseline(heritage: Any, ragmeter_runs: Any) -> None:
+def test_the_baseline_stays_the_baseline(
+    heritage: Any, ragmeter_runs: Any, heritage_config: Any
+) -> None:
     # the factory caches: the same arguments return the evaluation the fixture holds
-    assert ragmeter_runs("ragmeter.yaml", tasks=list(heritage["bm25-v3"].results)) is heritage
+    assert ragmeter_runs(heritage_config, tasks=list(heritage["bm25-v3"].results)) is heritage
     assert_metrics(heritage["bm25-v3"], {"retrieval.nDCG@10": "0.60..0.75", "answers.em": "<0.80"})

@@ -490,24 +490,13 @@ def _run_judge(a: dict[str, Any]) -> int:
     # groups of (samples, metrics): one group, or with --format graphrag one for the questions
     # and one per step family (a step sample is judged only by its family)
     if a["fmt"] == "graphrag":
-        from ragmeter.judge.graphrag import STEP_FAMILIES, read_graphrag
+        from ragmeter.judge.graphrag import DEFAULT_METRICS, judge_groups, read_graphrag
 
         if not list(a["metric"] or ()) and not (loaded and loaded.metrics):
-            metrics = [
-                "answer_correctness",
-                "answer_relevance",
-                "retrieval_answer_f1",
-                "retrieval_context_f1",
-            ]
+            metrics = list(DEFAULT_METRICS)
             plan = plan_metrics(metrics, cfg.rubrics)
         gr = read_graphrag(a["input_path"], reference=a["reference"], pipelines=plan.pipelines)
-        groups = []
-        q_metrics = [p for p in plan.pipelines if p not in STEP_FAMILIES]
-        if q_metrics and gr.question_samples:
-            groups.append((gr.question_samples, q_metrics))
-        for fam in STEP_FAMILIES:
-            if fam in plan.pipelines and gr.step_samples.get(fam):
-                groups.append((gr.step_samples[fam], [fam + "_f1"]))
+        groups = judge_groups(gr, plan.pipelines)
     else:
         gr = None
         groups = [

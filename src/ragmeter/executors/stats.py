@@ -36,7 +36,12 @@ def test_runner(
     """A drop-in for the in-process test loop of :func:`ragmeter.stats.compare`
     (its ``run_tests`` argument) that runs the tests on ``executor``."""
 
-    def run(paired: Mapping[tuple[str, int, int], Any], **settings: Any) -> dict[Any, Any]:
+    def run(
+        paired: Mapping[tuple[str, int, int], Any],
+        *,
+        on_progress: Callable[[int, int], None] | None = None,
+        **settings: Any,
+    ) -> dict[Any, Any]:
         keys = list(paired)
         if not keys:
             return {}
@@ -65,6 +70,8 @@ def test_runner(
             results: dict[Any, Any] = {}
             for blob in executor.run(run_test_block, shards, label="tests"):
                 results.update(pickle.loads(blob))
+                if on_progress is not None:  # per block: the callback stays in the driver
+                    on_progress(len(results), len(keys))
             return {k: results[k] for k in keys}
         finally:
             shutil.rmtree(work, ignore_errors=True)

@@ -25,7 +25,14 @@ from ragmeter import status as st
 from ragmeter.errors import InputError
 from ragmeter.judge.metrics._common import Sample
 
-__all__ = ["GraphragInput", "graphrag_output", "read_graphrag", "stats"]
+__all__ = [
+    "DEFAULT_METRICS",
+    "GraphragInput",
+    "graphrag_output",
+    "judge_groups",
+    "read_graphrag",
+    "stats",
+]
 
 QUESTION_PIPES = (
     "answer_correctness",
@@ -38,6 +45,13 @@ QUESTION_PIPES = (
 )
 STEP_FAMILIES = ("retrieval_answer", "retrieval_context")
 INVALID_OUTPUT = "no_claims: invalid retrieval output"
+# what graphrag-eval's judged evaluation computes when no metric is named
+DEFAULT_METRICS = (
+    "answer_correctness",
+    "answer_relevance",
+    "retrieval_answer_f1",
+    "retrieval_context_f1",
+)
 
 
 @dataclass
@@ -437,3 +451,18 @@ def _aggregates(records: list[dict[str, Any]], scalar_keys: list[str]) -> dict[s
                 )
             }
     return {"per_template": {t: per[t] for t in order}, "micro": micro, "macro": macro}
+
+
+def judge_groups(
+    gr: GraphragInput, pipelines: Sequence[str]
+) -> list[tuple[list[Sample], list[str]]]:
+    """``(samples, metrics)`` groups to judge: the questions with the question metrics, then each
+    step family with its own ``<family>_f1`` (a step sample is judged only by its family)."""
+    groups: list[tuple[list[Sample], list[str]]] = []
+    q_metrics = [p for p in pipelines if p not in STEP_FAMILIES]
+    if q_metrics and gr.question_samples:
+        groups.append((gr.question_samples, q_metrics))
+    for fam in STEP_FAMILIES:
+        if fam in pipelines and gr.step_samples.get(fam):
+            groups.append((gr.step_samples[fam], [fam + "_f1"]))
+    return groups

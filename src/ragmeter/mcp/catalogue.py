@@ -33,6 +33,7 @@ CATALOGUE: tuple[Spec, ...] = (
         read_only=False,
     ),
     Spec("trec", None, "trec"),
+    Spec("answers", None, "answers"),
     Spec("grounded", "gold_path,trace_path,k,gates->grounded_res", "grounded", wrap="grounded_res"),
     Spec("steps", "reference_path,responses_path,compat->steps_res", "steps", wrap="steps_res"),
     Spec(

@@ -262,6 +262,7 @@ class CompatTools:
                 missing=missing,
                 fill_value=0.0 if missing == "fill" else None,
                 alpha=alpha,
+                on_progress=_tests_done,
             )
         progress.report(3, 3, "done")
         eval_res = report.to_ultrarag("A", "B", alpha=alpha)
@@ -292,3 +293,9 @@ def trec_ultrarag(
             str(qrels_file), str(run_file), _trec_measures(fams, ks), per_query=False
         )
         return json.loads(result.to_ultrarag()), result
+
+
+def _tests_done(done: int, total: int) -> None:
+    """Between two significance tests: stop a cancelled call; the third step's share is done."""
+    progress.check()
+    progress.report(2 + done / total, 3, "randomization test")

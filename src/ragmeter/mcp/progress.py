@@ -100,7 +100,9 @@ class RunProgress:
         self._emit(handle)
 
     def finish(self, handle: Any, *, skipped: bool = False) -> None:
-        if skipped:  # a skipped task's units were never scored: they leave the total
+        """Complete the task's units; a task no system was scored on counts only what it did
+        (a full share would claim work that was not done)."""
+        if skipped:
             self.totals[handle] = self.done[handle]
         else:
             self.done[handle] = self.totals[handle]

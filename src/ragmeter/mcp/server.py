@@ -119,6 +119,7 @@ def build_server(
     max_concurrent: int = 2,
 ) -> Any:
     """A server object of the installed SDK with the chosen tools registered."""
+    from ragmeter.mcp.answers_tool import AnswersTool
     from ragmeter.mcp.compat import CompatTools
     from ragmeter.mcp.judge_tool import JudgeTool
     from ragmeter.mcp.tools import OwnTools
@@ -130,6 +131,7 @@ def build_server(
     providers = [
         CompatTools(settings),
         OwnTools(settings),
+        AnswersTool(settings),
         JudgeTool(settings),
         BuildTool(settings, specs),
     ]

@@ -293,7 +293,6 @@ class OwnTools:
                     f"{len(systems)}",
                     command="compare",
                 )
-            progress.report(0, 1, "significance tests")
             report = compare(
                 scores,
                 metrics=names,
@@ -306,8 +305,8 @@ class OwnTools:
                 fill_value=0.0 if missing == "fill" else None,
                 ci=ci,
                 directions=directions,
+                on_progress=_test_progress,
             )
-        progress.report(1, 1, "significance tests")
         if format == "ultrarag":
             return report.to_ultrarag(systems[0], systems[1], alpha=alpha)
         if format == "table":
@@ -348,6 +347,7 @@ class OwnTools:
         config_path: str | None = None,
         report: bool = False,
         store: str | None = None,
+        max_cost_usd: float | None = None,
     ) -> dict[str, Any]:
         """Run a whole evaluation config (ragmeter run --json): every system on every task,
         comparisons, gates, stored runs. A failed gate is "pass": false, not an error.
@@ -355,6 +355,7 @@ class OwnTools:
         config_path: the ragmeter.yaml to run (default: the server's --config).
         report: also write report.html into the results folder.
         store: results store URL; only the one the operator configured is accepted.
+        max_cost_usd: judge budget of this run; capped at the server's --judge-max-cost.
         """
         from ragmeter.runner.config import load_config
         from ragmeter.runner.pipeline import run_pipeline
@@ -384,19 +385,22 @@ class OwnTools:
                     "come only from the server's --config",
                     command="mcp",
                 )
+            budget = _cap_judge_budget(cfg, s.judge_max_cost, max_cost_usd)
             result = run_pipeline(
                 cfg,
                 cache_dir=s.roots.first / ".ragmeter" / "cache",
                 progress=progress.RunProgress(progress.current()),
             )
             saved = result.save(allowed, results_dir=s.roots.first / "results")
-        out = dict(result.summary())
+        out = dict(result.summary)
         out["run_ids"] = _run_ids(saved, out)
         out["results_dir"] = s.roots.display(s.roots.first / "results" / result.evaluation_id)
         if report:
             from ragmeter.report import write_evaluation_report
 
             out["report_path"] = s.roots.display(Path(write_evaluation_report(result)))
+        if budget is not None:
+            out["judge_budget_usd"] = budget
         out["pass"] = result.exit_status == 0
         out["exit_status"] = result.exit_status
         return out
@@ -479,6 +483,25 @@ class OwnTools:
                 ]
             )
         }
+
+
+def _test_progress(done: int, total: int) -> None:
+    """compare's per-test callback: stop a cancelled call, report tests done so far."""
+    progress.check()
+    progress.report(done, total, "significance tests")
+
+
+def _cap_judge_budget(cfg: Any, cap: float, asked: float | None) -> float | None:
+    """The ``judge`` task spends at most the server's cap: the config's own
+    ``tasks.judge.max_cost_usd`` and the client's ``max_cost_usd`` may only lower it."""
+    if asked is not None and asked < 0:
+        raise UsageError(f"run: max_cost_usd must be ≥ 0, not {asked}", command="mcp")
+    opts = cfg.tasks.get("judge")
+    if opts is None:
+        return None
+    budget = min(v for v in (cap, asked, opts.max_cost_usd) if v is not None)
+    cfg.tasks["judge"] = opts.model_copy(update={"max_cost_usd": budget})
+    return budget
 
 
 def _renamed(obj: Any, names: dict[str, str]) -> Any:

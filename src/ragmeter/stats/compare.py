@@ -567,6 +567,7 @@ def compare(
     decimals: int | None = 12,
     directions: Mapping[str, str] | None = None,
     run_tests: Callable[..., dict[tuple[str, int, int], TestResult]] | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> ComparisonReport:
     """Compare N systems pairwise on every metric, with a multiple-comparison correction.
 
@@ -582,6 +583,9 @@ def compare(
     t-test, no correction, α = 0.01 unless given. Randomization tests of every pair share the
     seeded sign patterns and run as one vectorised product, giving exactly what one
     :func:`~ragmeter.stats.randomization_test` per pair gives.
+
+    ``on_progress(done, total)`` is called after each (metric, pair) test; it may raise to stop
+    the comparison (a cancelled MCP call does).
 
     >>> r = compare({"bm25": {"ndcg@10": {"q1": .5, "q2": .4, "q3": .6}},
     ...              "dense": {"ndcg@10": {"q1": .6, "q2": .5, "q3": .7}}})
@@ -680,6 +684,7 @@ def compare(
         two_sided=two_sided,
         ci=ci,
         confidence=confidence,
+        on_progress=on_progress,
     )
 
     keys = [(m, i, j) for m in metric_names for i, j in index_pairs]
@@ -763,8 +768,14 @@ def _run_tests(
     two_sided: str,
     ci: str | None,
     confidence: float,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> dict[tuple[str, int, int], TestResult]:
     out: dict[tuple[str, int, int], TestResult] = {}
+
+    def tick() -> None:
+        if on_progress is not None:
+            on_progress(len(out), len(paired))
+
     if test == "randomization":
         from ragmeter.stats._signflip import Patterns
         from ragmeter.stats.randomization import build_result, signflip_pvalues
@@ -805,6 +816,7 @@ def _run_tests(
                     alpha=alpha,
                     ci=interval,
                 )
+                tick()
         return out
     from ragmeter.stats.dispatch import paired_test
 
@@ -818,4 +830,5 @@ def _run_tests(
             options["method"] = ci or "bca"
             options.pop("ci")
         out[key] = paired_test(p, test=test, **options)
+        tick()
     return out

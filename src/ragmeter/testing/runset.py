@@ -203,9 +203,13 @@ class RunSet(Mapping[str, SystemResult]):
                 f"({', '.join(self.systems)}): name one with system=..."
             )
         if name not in self.systems:
+            from ragmeter.testing._context import current_item
+
             known = list(self.systems)
+            item = current_item()  # inside a test: name it, as every usage error of the plugin
             raise UsageError(
-                f"unknown system {name!r} in {self.config_path or 'the config'} "
+                (f"{item.nodeid}: " if item is not None else "")
+                + f"unknown system {name!r} in {self.config_path or 'the config'} "
                 f"(expected one of {', '.join(known)})" + _did_you_mean(name, known)
             )
         return self.systems[name]

@@ -42,7 +42,9 @@ class RunFactory:
         try:
             return self.get(config_path, systems=systems, tasks=tasks)
         except (RagmeterError, LockTimeout, ValueError) as exc:
-            pytest.fail(str(exc), pytrace=False)
+            message = str(exc)
+        # outside the except block: the report shows the one line, not a chained exception
+        pytest.fail(message, pytrace=False)
 
     def load(self, path: Path) -> Any:
         from ragmeter.testing.runset import load_config_checked
