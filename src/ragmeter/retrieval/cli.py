@@ -35,6 +35,7 @@ _LONG = [
     "output=",
     "format=",
     "json",
+    "csv",
     "names=",
     "digits=",
     "gain=",
@@ -55,10 +56,13 @@ _LONG = [
 ]
 
 HELP = """\
-usage: ragmeter trec [options] QRELS RUN
+usage: ragmeter trec [options] QRELS RUN [RUN ...]
 
 A drop-in for trec_eval 10.0: same flags, same output, same numbers.
-RUN may be '-' (stdin); either file may be gzip-compressed.
+RUN may be '-' (stdin); any file may be gzip-compressed. With several runs the
+qrels are read once, the runs are evaluated in parallel, and the output is each
+run's output in the order given (--format csv/json: one record set, with a run
+column); a bad run stops the command before any output.
 
 trec_eval options:
   -q, --query_eval_wanted        print one block per query, then the summary
@@ -74,7 +78,7 @@ trec_eval options:
   -h, --help; -v, --version
 
 ragmeter options:
-  --format trec|json|csv|ultrarag   output format (default trec); --json = --format json
+  --format trec|json|csv|ultrarag   output format (default trec); --json, --csv
   -o PATH, --output PATH         write the output to a file (atomically)
   --names as-requested|trec|ir   how measure names are printed
   --digits N                     decimals in trec text (default 4)
@@ -193,6 +197,8 @@ def _parse(argv: Sequence[str]) -> dict[str, Any]:
             cfg["format"] = _choice(value, "--format", ("trec", "json", "csv", "ultrarag"))
         elif flag == "--json":
             cfg["format"] = "json"
+        elif flag == "--csv":
+            cfg["format"] = "csv"
         elif flag == "--names":
             cfg["names"] = _choice(value, "--names", ("as-requested", "trec", "ir"))
         elif flag == "--digits":
@@ -237,18 +243,30 @@ def _parse(argv: Sequence[str]) -> dict[str, Any]:
     return cfg
 
 
-def _run(cfg: dict[str, Any]) -> str:
-    """Evaluate and return the complete output text (nothing is printed before it is whole)."""
+def _run(cfg: dict[str, Any]) -> tuple[str, list[str]]:
+    """Evaluate every run; return the complete output text and the warnings to print.
+
+    Nothing is printed here: with several runs, a bad run anywhere stops the command before any
+    output (warnings included) of the good ones.
+    """
     args = cfg["args"]
-    if len(args) != 2:
+    if len(args) < 2:
         raise _Usage(
-            f"expected 2 files (QRELS RUN), got {len(args)}"
+            f"expected 2 or more files (QRELS RUN [RUN ...]), got {len(args)}"
             + (f": {' '.join(args)}" if args else "")
         )
-    qrels_path, run_path = args
+    qrels_path, run_paths = args[0], args[1:]
     if qrels_path == "-":
         raise _Usage("QRELS cannot be '-' (only the run may come from stdin)")
-    if cfg["by_source"] and cfg["format"] not in ("json", "csv"):
+    if run_paths.count("-") > 1:
+        raise _Usage("only one RUN can be '-' (stdin)")
+    many = len(run_paths) > 1
+    fmt = cfg["format"]
+    if many and fmt == "ultrarag":
+        raise _Usage("--format ultrarag takes one RUN (it is one run's dictionary)")
+    if many and cfg["by_source"]:
+        raise _Usage("--by-source takes one RUN")
+    if cfg["by_source"] and fmt not in ("json", "csv"):
         raise _Usage("--by-source needs --format json or --format csv")
     if cfg["by_source"] and cfg["stream"]:
         raise _Usage("--by-source cannot be combined with --stream")
@@ -262,8 +280,8 @@ def _run(cfg: dict[str, Any]) -> str:
     from ragmeter.retrieval.names import ULTRARAG_KS
 
     measures = cfg["measures"] or ["official"]
-    fmt = cfg["format"]
-    hashes = fmt in ("json", "csv")
+    # only the JSON document reports the inputs' sha256; hashing costs a full read otherwise
+    hashes = fmt == "json"
     ks = cfg["ks"] or ULTRARAG_KS
     evaluator = Evaluator(
         io_trec.read_qrels(
@@ -289,6 +307,39 @@ def _run(cfg: dict[str, Any]) -> str:
         per_query=cfg["per_query"] or fmt == "ultrarag",
         scores="float32" if fmt == "ultrarag" else "float64",
     )
+
+    def one(run_path: str) -> tuple[Any, list[str]]:
+        return _evaluate_one(evaluator, cfg, run_path, hashes)
+
+    if not many:
+        out, warns = one(run_paths[0])
+        if fmt == "json":
+            from ragmeter.io.jsonutil import dumps
+
+            out = dumps(out, indent=2) + "\n"
+        return out, warns
+    from ragmeter.retrieval.multirun import combine_csv, combine_json, map_runs
+
+    results = map_runs(one, run_paths, threads=cfg["threads"])
+    warns = [w for _, ws in results for w in ws]
+    outs = [o for o, _ in results]
+    if fmt == "trec":
+        # exactly what trec_eval prints for each run, one after the other
+        return "".join(outs), warns
+    if fmt == "csv":
+        return combine_csv(run_paths, outs), warns
+    from ragmeter.io.jsonutil import dumps
+
+    return dumps(combine_json(run_paths, outs), indent=2) + "\n", warns
+
+
+def _evaluate_one(
+    evaluator: Any, cfg: dict[str, Any], run_path: str, hashes: bool
+) -> tuple[Any, list[str]]:
+    """One run's output (text, or the JSON document as a dict) and its warnings."""
+    from ragmeter.io import trec as io_trec
+
+    fmt = cfg["format"]
     want_source = cfg["by_source"]
     if cfg["stream"]:
         from ragmeter.retrieval.stream import evaluate_stream_with
@@ -312,33 +363,30 @@ def _run(cfg: dict[str, Any]) -> str:
         )
         _memory_hint(run_path, cfg)
         result = evaluator.evaluate(run)
-    if not cfg["quiet"]:
-        for w in result.warnings:
-            print(f"ragmeter trec: warning: {w}", file=sys.stderr)
+    warns = [] if cfg["quiet"] else list(result.warnings)
     if fmt == "trec":
-        return result.to_trec(
+        text = result.to_trec(
             queries=cfg["per_query"], summary=cfg["summary"], digits=cfg["digits"]
         )
+        return text, warns
     if fmt == "ultrarag":
         # pytrec_eval returns queries in the run's order of first appearance, and UltraRAG sums
         # them in that order; a stream is summed in qid order (docs/retrieval.md)
         order = None if cfg["stream"] else _first_appearance(run.qid)
-        return result.to_ultrarag(order=order)
+        return result.to_ultrarag(order=order), warns
     if fmt == "csv":
         text = result.to_csv(queries=cfg["per_query"])
         if want_source:
             from ragmeter.retrieval.sources import breakdown_csv
 
             text += breakdown_csv(run, evaluator.qrels, ks=cfg["ks"] or (1, 5, 10))
-        return text
+        return text, warns
     doc = result.to_document(per_query=cfg["per_query"])
     if want_source:
         from ragmeter.retrieval.sources import breakdown_dict
 
         doc["by_source"] = breakdown_dict(run, evaluator.qrels, ks=cfg["ks"] or (1, 5, 10))
-    from ragmeter.io.jsonutil import dumps
-
-    return dumps(doc, indent=2) + "\n"
+    return doc, warns
 
 
 def _first_appearance(qids: Any) -> list[str]:
@@ -402,10 +450,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             with warnings.catch_warnings():
                 # the command prints its warnings itself, as "ragmeter trec: warning: …"
                 warnings.simplefilter("ignore", RagmeterWarning)
-                text = _run(cfg)
+                text, warns = _run(cfg)
         finally:
             if gc_was_enabled:
                 gc.enable()
+        for w in warns:
+            print(f"ragmeter trec: warning: {w}", file=sys.stderr)
         if cfg["output"]:
             from ragmeter.io.files import atomic_write
 
