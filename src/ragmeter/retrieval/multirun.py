@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-__all__ = ["map_runs", "combine_csv", "combine_json", "worker_count"]
+__all__ = ["combine_csv", "combine_json", "map_runs", "worker_count"]
 
 T = TypeVar("T")
 
@@ -29,7 +29,9 @@ def worker_count(n_runs: int, threads: int | None) -> int:
     return max(1, min(n_runs, cores))
 
 
-def map_runs(fn: Callable[[str], T], paths: Sequence[str], *, threads: int | None = None) -> list[T]:
+def map_runs(
+    fn: Callable[[str], T], paths: Sequence[str], *, threads: int | None = None
+) -> list[T]:
     """``[fn(p) for p in paths]`` on a thread pool, in order; the first failure in order wins.
 
     A failing run cancels the runs not started yet; runs already started finish (their results
