@@ -44,6 +44,7 @@ __all__ = [
 ]
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
+_QMIX = np.uint64(0xC2B2AE3D27D4EB4F)
 
 
 # --------------------------------------------------------------------------------------------
@@ -164,7 +165,8 @@ class QrelsIndex:
     qrels: Qrels
     dedupe_dropped: int = 0
     # packed 8-byte codes of the judged docnos that fit (sorted), their doc_values index, and a
-    # byte table of hashed codes that rules out almost every run row in one gather
+    # bit table of hashed (query, docno code) pairs that rules out almost every run row in one
+    # gather, also when most of the run's documents are judged for some other query
     doc_codes: np.ndarray | None = None
     doc_code_index: np.ndarray | None = None
     code_filter: np.ndarray | None = None
@@ -248,11 +250,18 @@ def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
     order = np.argsort(codes[fit], kind="stable")
     doc_codes = codes[fit][order]
     doc_code_index = np.flatnonzero(fit)[order]
-    bits = int(min(27, max(16, np.ceil(np.log2(max(doc_codes.size, 1) * 64)))))
-    table = np.zeros(1 << bits, dtype=np.bool_)
+    # the filter holds (query, docno) pairs, not docnos: keyed on the docno alone it lets
+    # through every row whose document is judged for *any* query, which on deeply judged
+    # collections is most of the run; ~64 bits per judged pair keep false positives near 1.5%
+    line_fit = fit[dcode]
+    n_pairs = max(int(line_fit.sum()), 1)
+    bits = int(min(30, max(16, np.ceil(np.log2(n_pairs * 64)))))
+    table = np.zeros(1 << (bits - 3), dtype=np.uint8)
     shift = 64 - bits
-    with np.errstate(over="ignore"):
-        table[(doc_codes * _MIX) >> np.uint64(shift)] = True
+    h = _pair_hash(codes[dcode[line_fit]], qcode[line_fit], shift)
+    slot, bit = h >> np.uint64(3), (h & np.uint64(7)).astype(np.uint8)
+    for b in range(8):  # one bit at a time: repeated slots then set the same bit (no ufunc.at)
+        table[slot[bit == b]] |= np.uint8(1 << b)
     return QrelsIndex(
         qids=qid_list,
         doc_values=doc_values,
@@ -338,7 +347,7 @@ def join_run(
     remap = np.array([lookup.get(q, -1) for q in run_qids], dtype=np.int32)
     unjudged = [q for q, c in zip(run_qids, remap.tolist(), strict=True) if c < 0]
     if doc_codes is not None and index.code_filter is not None:
-        hit, dcode = _join_codes(doc_codes[0], index)
+        hit, dcode = _join_codes(doc_codes[0], run_qcode, remap, index)
     else:
         hit, dcode = _join_bytes(run, index)
     qhit = remap[run_qcode[hit]] if remap.size else np.zeros(0, dtype=np.int32)
@@ -354,17 +363,37 @@ def join_run(
     )
 
 
-def _join_codes(codes: np.ndarray, index: QrelsIndex) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, docno index) of the run rows whose exact code is a judged docno's code."""
+def _pair_hash(codes: np.ndarray, qcodes: np.ndarray, shift: int) -> np.ndarray:
+    """The filter slot of each (query code, docno code) pair: the top bits of a 64-bit mix."""
+    with np.errstate(over="ignore"):
+        h = qcodes.astype(np.uint64) * _QMIX
+        h ^= codes
+        h *= _MIX
+        h >>= np.uint64(shift)
+    return h
+
+
+def _join_codes(
+    codes: np.ndarray, qcodes: np.ndarray, remap: np.ndarray, index: QrelsIndex
+) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, docno index) of the run rows whose exact code is a judged docno's code.
+
+    ``qcodes`` (per row, into the run's qids) and ``remap`` (run qid → qrels query) give each
+    row its judged query, so the filter passes about as many rows as there are judged pairs
+    in the run, whatever the share of the run's documents judged for other queries.
+    """
     assert index.code_filter is not None and index.doc_codes is not None
-    table, shift = index.code_filter, np.uint64(index.filter_shift)
+    table, shift = index.code_filter, index.filter_shift
     rows: list[np.ndarray] = []
     step = 1 << 20
-    with np.errstate(over="ignore"):
-        for a in range(0, codes.size, step):
-            h = codes[a : a + step] * _MIX
-            h >>= shift
-            rows.append(np.flatnonzero(table[h]) + a)
+    for a in range(0, codes.size, step):
+        q = remap[qcodes[a : a + step]] if remap.size else qcodes[a : a + step]
+        h = _pair_hash(codes[a : a + step], q, shift)
+        del q
+        byte = table[h >> np.uint64(3)]
+        byte >>= (h & np.uint64(7)).astype(np.uint8)
+        del h
+        rows.append(np.flatnonzero(byte & 1) + a)
     cand = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
     c = codes[cand]
     pos = np.minimum(np.searchsorted(index.doc_codes, c), max(index.doc_codes.size - 1, 0))
