@@ -37,11 +37,12 @@ def map_runs(
     A failing run cancels the runs not started yet; runs already started finish (their results
     are dropped), so no worker outlives the call.
     """
-    if len(paths) == 1:
-        return [fn(paths[0])]
+    workers = worker_count(len(paths), threads)
+    if workers == 1:
+        return [fn(p) for p in paths]  # in order: the first failure stops the rest
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=worker_count(len(paths), threads)) as pool:
+    with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(fn, p) for p in paths]
         out: list[T] = []
         try:
