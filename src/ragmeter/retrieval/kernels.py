@@ -171,6 +171,7 @@ class QrelsIndex:
     doc_code_index: np.ndarray | None = None
     code_filter: np.ndarray | None = None
     filter_shift: int = 64
+    doc_fit: np.ndarray | None = None  # per sorted code: True when it is a packed (exact) code
 
     @property
     def num_queries(self) -> int:
@@ -247,18 +248,20 @@ def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
     # grades by (query, grade descending): the ideal ranking of each query
     by_grade = grades[np.lexsort((-grades, qcode_sorted))]
     codes, fit = _docno_codes(pa.chunked_array([doc_values], type=doc_values.type), exact=True)
-    order = np.argsort(codes[fit], kind="stable")
-    doc_codes = codes[fit][order]
-    doc_code_index = np.flatnonzero(fit)[order]
+    # every judged docno's code, sorted: packed (exact) for ids of at most 8 bytes, a
+    # fingerprint for longer ones, whose matches the join confirms on the bytes
+    order = np.argsort(codes, kind="stable")
+    doc_codes = codes[order]
+    doc_code_index = order
+    doc_fit = fit[order]
     # the filter holds (query, docno) pairs, not docnos: keyed on the docno alone it lets
     # through every row whose document is judged for *any* query, which on deeply judged
     # collections is most of the run; ~64 bits per judged pair keep false positives near 1.5%
-    line_fit = fit[dcode]
-    n_pairs = max(int(line_fit.sum()), 1)
+    n_pairs = max(len(dcode), 1)
     bits = int(min(30, max(16, np.ceil(np.log2(n_pairs * 64)))))
     table = np.zeros(1 << (bits - 3), dtype=np.uint8)
     shift = 64 - bits
-    h = _pair_hash(codes[dcode[line_fit]], qcode[line_fit], shift)
+    h = _pair_hash(codes[dcode], qcode, shift)
     slot, bit = h >> np.uint64(3), (h & np.uint64(7)).astype(np.uint8)
     for b in range(8):  # one bit at a time: repeated slots then set the same bit (no ufunc.at)
         table[slot[bit == b]] |= np.uint8(1 << b)
@@ -273,8 +276,11 @@ def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
         dedupe_dropped=dropped,
         doc_codes=doc_codes,
         doc_code_index=doc_code_index,
-        code_filter=table,
+        # two judged docnos with one fingerprint (never seen; 2^-64 per pair) would hide one of
+        # them from the binary search: such qrels are joined on the bytes instead
+        code_filter=None if (doc_codes[1:] == doc_codes[:-1]).any() else table,
         filter_shift=shift,
+        doc_fit=doc_fit,
     )
 
 
@@ -337,17 +343,18 @@ def join_run(
 ) -> JoinedRun:
     """Query codes for every row and grades for the judged rows (an exact join).
 
-    With ``doc_codes`` (the run's packed docno codes and their exactness mask, all exact), the
-    docnos are matched through their codes: a hashed byte table rules out almost every row and
-    the few candidates are confirmed by binary search. Otherwise an Arrow hash lookup
-    (``index_in``) matches the bytes.
+    With ``doc_codes`` (the run's docno codes and their exactness mask), the docnos are matched
+    through their codes: a hashed bit table of the judged (query, docno) pairs rules out almost
+    every row, the few candidates are found by binary search, and a match through a fingerprint
+    (an id longer than 8 bytes) is confirmed on the bytes. Otherwise an Arrow hash lookup
+    (``index_in``, which hashes every judged docno again on each call) matches the bytes.
     """
     run_qids, run_qcode = run_codes if run_codes is not None else _qid_codes(run.qid)
     lookup = index.qid_lookup()
     remap = np.array([lookup.get(q, -1) for q in run_qids], dtype=np.int32)
     unjudged = [q for q, c in zip(run_qids, remap.tolist(), strict=True) if c < 0]
     if doc_codes is not None and index.code_filter is not None:
-        hit, dcode = _join_codes(doc_codes[0], run_qcode, remap, index)
+        hit, dcode = _join_codes(doc_codes[0], doc_codes[1], run_qcode, remap, index, run)
     else:
         hit, dcode = _join_bytes(run, index)
     qhit = remap[run_qcode[hit]] if remap.size else np.zeros(0, dtype=np.int32)
@@ -374,15 +381,21 @@ def _pair_hash(codes: np.ndarray, qcodes: np.ndarray, shift: int) -> np.ndarray:
 
 
 def _join_codes(
-    codes: np.ndarray, qcodes: np.ndarray, remap: np.ndarray, index: QrelsIndex
+    codes: np.ndarray,
+    exact: np.ndarray,
+    qcodes: np.ndarray,
+    remap: np.ndarray,
+    index: QrelsIndex,
+    run: Run,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, docno index) of the run rows whose exact code is a judged docno's code.
+    """(rows, docno index) of the run rows whose docno is judged for their query.
 
     ``qcodes`` (per row, into the run's qids) and ``remap`` (run qid → qrels query) give each
     row its judged query, so the filter passes about as many rows as there are judged pairs
     in the run, whatever the share of the run's documents judged for other queries.
     """
     assert index.code_filter is not None and index.doc_codes is not None
+    assert index.doc_code_index is not None and index.doc_fit is not None
     table, shift = index.code_filter, index.filter_shift
     rows: list[np.ndarray] = []
     step = 1 << 20
@@ -398,8 +411,18 @@ def _join_codes(
     c = codes[cand]
     pos = np.minimum(np.searchsorted(index.doc_codes, c), max(index.doc_codes.size - 1, 0))
     ok = index.doc_codes[pos] == c if index.doc_codes.size else np.zeros(c.size, bool)
-    assert index.doc_code_index is not None
-    return cand[ok], index.doc_code_index[pos[ok]].astype(np.int64)
+    cand, pos = cand[ok], pos[ok]
+    # equal packed codes are equal ids; a fingerprint on either side is checked on the bytes
+    check = np.flatnonzero(~(exact[cand] & index.doc_fit[pos]))
+    if check.size:
+        mine = take_rows(run.docno, cand[check])
+        theirs = call("take", index.doc_values, from_numpy(index.doc_code_index[pos[check]]))
+        same = to_numpy(call("equal", mine, theirs)).astype(bool)
+        if not same.all():
+            keep = np.ones(cand.size, dtype=bool)
+            keep[check[~same]] = False
+            cand, pos = cand[keep], pos[keep]
+    return cand, index.doc_code_index[pos].astype(np.int64)
 
 
 def _join_bytes(run: Run, index: QrelsIndex) -> tuple[np.ndarray, np.ndarray]:
