@@ -200,15 +200,45 @@ def _unique_sorted_binary(arr: pa.ChunkedArray) -> tuple[list[bytes], pa.Array]:
     return uniq.to_pylist(), uniq
 
 
+def _unique_codes(
+    col: pa.ChunkedArray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """(sorted distinct codes, first row of each, code index per row, packed-code mask per
+    distinct value), or None when two different ids share a fingerprint (never seen)."""
+    codes, fit = _docno_codes(col, exact=True)
+    uniq, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    inverse = inverse.astype(np.int64).ravel()
+    if not fit.all():
+        # a fingerprint stands for its bytes only if every row with it has the same bytes
+        rep_row = first[inverse]
+        check = np.flatnonzero(~fit & (rep_row != np.arange(inverse.size)))
+        mine = take_rows(col, check)
+        rep = take_rows(col, rep_row[check])
+        if not to_numpy(call("equal", mine, rep)).astype(bool).all():
+            return None
+    return uniq, first, inverse, fit[first]
+
+
 def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
     """Sort and key the qrels; a document judged twice for a query is an error (§4.7)."""
-    qid_list, qid_values = _unique_sorted_binary(qrels.qid)
-    qcode = _index_in(qrels.qid, qid_values)
-    qcode = _to_numpy(qcode).astype(np.int64)
-    doc_values = call("unique", qrels.docno)
-    if isinstance(doc_values, pa.ChunkedArray):
-        doc_values = doc_values.combine_chunks()
-    dcode = _to_numpy(_index_in(qrels.docno, doc_values)).astype(np.int64)
+    # distinct values through their 64-bit codes (a sort of integers), not Arrow's hash of
+    # the bytes, which costs several times more on deeply judged qrels
+    q = _unique_codes(qrels.qid)
+    if q is not None and q[3].all():  # packed qids: code order is byte order
+        qid_list = take_rows(qrels.qid, q[1]).to_pylist()
+        qcode = q[2]
+    else:
+        qid_list, qid_values = _unique_sorted_binary(qrels.qid)
+        qcode = _to_numpy(_index_in(qrels.qid, qid_values)).astype(np.int64)
+    d = _unique_codes(qrels.docno)
+    if d is not None:
+        doc_values = take_rows(qrels.docno, d[1])
+        dcode = d[2]
+    else:
+        doc_values = call("unique", qrels.docno)
+        if isinstance(doc_values, pa.ChunkedArray):
+            doc_values = doc_values.combine_chunks()
+        dcode = _to_numpy(_index_in(qrels.docno, doc_values)).astype(np.int64)
     ndocs = max(len(doc_values), 1)
     keys = qcode * ndocs + dcode
     order = np.argsort(keys, kind="stable")  # stable: file order among duplicates
@@ -247,13 +277,15 @@ def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
     q_starts = np.searchsorted(qcode_sorted, np.arange(len(qid_list) + 1), side="left")
     # grades by (query, grade descending): the ideal ranking of each query
     by_grade = grades[np.lexsort((-grades, qcode_sorted))]
-    codes, fit = _docno_codes(pa.chunked_array([doc_values], type=doc_values.type), exact=True)
     # every judged docno's code, sorted: packed (exact) for ids of at most 8 bytes, a
     # fingerprint for longer ones, whose matches the join confirms on the bytes
-    order = np.argsort(codes, kind="stable")
-    doc_codes = codes[order]
-    doc_code_index = order
-    doc_fit = fit[order]
+    if d is not None:
+        codes, doc_codes, doc_fit = d[0], d[0], d[3]
+        doc_code_index = np.arange(codes.size)
+    else:
+        codes, fit = _docno_codes(pa.chunked_array([doc_values], type=doc_values.type), exact=True)
+        order = np.argsort(codes, kind="stable")
+        doc_codes, doc_code_index, doc_fit = codes[order], order, fit[order]
     # the filter holds (query, docno) pairs, not docnos: keyed on the docno alone it lets
     # through every row whose document is judged for *any* query, which on deeply judged
     # collections is most of the run; ~64 bits per judged pair keep false positives near 1.5%
