@@ -320,9 +320,7 @@ def _run(cfg: dict[str, Any]) -> tuple[str, list[str]]:
         return out, warns
     from ragmeter.retrieval.multirun import combine_csv, combine_json, map_runs
 
-    # forked workers: each run's Python work (parse set-up, join, measures) holds the GIL, so
-    # threads would share one core; the workers inherit the parsed qrels
-    results = map_runs(one, run_paths, threads=cfg["threads"], processes="-" not in run_paths)
+    results = map_runs(one, run_paths, threads=cfg["threads"])
     warns = [w for _, ws in results for w in ws]
     outs = [o for o, _ in results]
     if fmt == "trec":

@@ -172,6 +172,14 @@ class QrelsIndex:
     code_filter: np.ndarray | None = None
     filter_shift: int = 64
     doc_fit: np.ndarray | None = None  # per sorted code: True when it is a packed (exact) code
+    # per judgment, in ``keys`` order: query, docno index, docno code, packed-code flag; and the
+    # judgments' (query, docno code) mixes, sorted (None if two ever collided), with their line
+    pair_keys: np.ndarray | None = None
+    pair_line: np.ndarray | None = None
+    line_q: np.ndarray | None = None
+    line_doc: np.ndarray | None = None
+    line_code: np.ndarray | None = None
+    line_fit: np.ndarray | None = None
 
     @property
     def num_queries(self) -> int:
@@ -282,18 +290,28 @@ def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
     if d is not None:
         codes, doc_codes, doc_fit = d[0], d[0], d[3]
         doc_code_index = np.arange(codes.size)
+        fit_by_doc = d[3]
     else:
         codes, fit = _docno_codes(pa.chunked_array([doc_values], type=doc_values.type), exact=True)
         order = np.argsort(codes, kind="stable")
         doc_codes, doc_code_index, doc_fit = codes[order], order, fit[order]
+        fit_by_doc = fit
     # the filter holds (query, docno) pairs, not docnos: keyed on the docno alone it lets
     # through every row whose document is judged for *any* query, which on deeply judged
     # collections is most of the run; ~64 bits per judged pair keep false positives near 1.5%
-    n_pairs = max(len(dcode), 1)
+    n_pairs = max(skeys.size, 1)
     bits = int(min(30, max(16, np.ceil(np.log2(n_pairs * 64)))))
     table = np.zeros(1 << (bits - 3), dtype=np.uint8)
     shift = 64 - bits
-    h = _pair_hash(codes[dcode], qcode, shift)
+    ndocs = max(len(doc_values), 1)
+    line_doc = skeys - qcode_sorted * ndocs  # docno index of each sorted line
+    pair = _pair_hash(codes[line_doc], qcode_sorted, 0)
+    # the same 64-bit mix, sorted, finds a candidate's judgment in one binary search
+    pair_line = np.argsort(pair, kind="stable")
+    pair_keys = pair[pair_line]
+    unique_pairs = not (pair_keys[1:] == pair_keys[:-1]).any()
+    h = pair >> np.uint64(shift)
+    del pair
     slot, bit = h >> np.uint64(3), (h & np.uint64(7)).astype(np.uint8)
     for b in range(8):  # one bit at a time: repeated slots then set the same bit (no ufunc.at)
         table[slot[bit == b]] |= np.uint8(1 << b)
@@ -313,6 +331,12 @@ def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
         code_filter=None if (doc_codes[1:] == doc_codes[:-1]).any() else table,
         filter_shift=shift,
         doc_fit=doc_fit,
+        pair_keys=pair_keys if unique_pairs else None,
+        pair_line=pair_line,
+        line_q=qcode_sorted,
+        line_doc=line_doc,
+        line_code=codes[line_doc],
+        line_fit=(fit_by_doc[line_doc] if unique_pairs else None),
     )
 
 
@@ -386,7 +410,10 @@ def join_run(
     remap = np.array([lookup.get(q, -1) for q in run_qids], dtype=np.int32)
     unjudged = [q for q, c in zip(run_qids, remap.tolist(), strict=True) if c < 0]
     if doc_codes is not None and index.code_filter is not None:
-        hit, dcode = _join_codes(doc_codes[0], doc_codes[1], run_qcode, remap, index, run)
+        hit, dcode, line = _join_codes(doc_codes[0], doc_codes[1], run_qcode, remap, index, run)
+        if line is not None:
+            grades = index.grades[line]
+            return JoinedRun(run, run_qids, run_qcode, remap, hit, grades, unjudged)
     else:
         hit, dcode = _join_bytes(run, index)
     qhit = remap[run_qcode[hit]] if remap.size else np.zeros(0, dtype=np.int32)
@@ -419,8 +446,8 @@ def _join_codes(
     remap: np.ndarray,
     index: QrelsIndex,
     run: Run,
-) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, docno index) of the run rows whose docno is judged for their query.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(rows, docno index, judgment line or None) of the run rows judged for their query.
 
     ``qcodes`` (per row, into the run's qids) and ``remap`` (run qid → qrels query) give each
     row its judged query, so the filter passes about as many rows as there are judged pairs
@@ -428,18 +455,25 @@ def _join_codes(
     """
     assert index.code_filter is not None and index.doc_codes is not None
     assert index.doc_code_index is not None and index.doc_fit is not None
-    table, shift = index.code_filter, index.filter_shift
+    table, shift = index.code_filter, np.uint64(index.filter_shift)
     rows: list[np.ndarray] = []
+    mixes: list[np.ndarray] = []
     step = 1 << 20
     for a in range(0, codes.size, step):
         q = remap[qcodes[a : a + step]] if remap.size else qcodes[a : a + step]
-        h = _pair_hash(codes[a : a + step], q, shift)
+        pair = _pair_hash(codes[a : a + step], q, 0)
         del q
+        h = pair >> shift
         byte = table[h >> np.uint64(3)]
         byte >>= (h & np.uint64(7)).astype(np.uint8)
         del h
-        rows.append(np.flatnonzero(byte & 1) + a)
+        local = np.flatnonzero(byte & 1)
+        rows.append(local + a)
+        mixes.append(pair[local])
+        del pair
     cand = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    if index.pair_keys is not None and index.pair_keys.size:
+        return _match_pairs(cand, np.concatenate(mixes), codes, exact, qcodes, remap, index, run)
     c = codes[cand]
     pos = np.minimum(np.searchsorted(index.doc_codes, c), max(index.doc_codes.size - 1, 0))
     ok = index.doc_codes[pos] == c if index.doc_codes.size else np.zeros(c.size, bool)
@@ -454,7 +488,42 @@ def _join_codes(
             keep = np.ones(cand.size, dtype=bool)
             keep[check[~same]] = False
             cand, pos = cand[keep], pos[keep]
-    return cand, index.doc_code_index[pos].astype(np.int64)
+    return cand, index.doc_code_index[pos].astype(np.int64), None
+
+
+def _match_pairs(
+    cand: np.ndarray,
+    mix: np.ndarray,
+    codes: np.ndarray,
+    exact: np.ndarray,
+    qcodes: np.ndarray,
+    remap: np.ndarray,
+    index: QrelsIndex,
+    run: Run,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows, docno index, judgment line) of the candidates: one binary search on the mixes,
+    then the query and docno code compared (and the bytes, for fingerprints)."""
+    assert index.pair_keys is not None and index.pair_line is not None
+    assert index.line_q is not None and index.line_doc is not None
+    assert index.line_code is not None and index.line_fit is not None
+    keys = index.pair_keys
+    pos = np.minimum(np.searchsorted(keys, mix), keys.size - 1)
+    ok = keys[pos] == mix
+    cand, line = cand[ok], index.pair_line[pos[ok]]
+    q = remap[qcodes[cand]] if remap.size else qcodes[cand]
+    ok = (index.line_q[line] == q) & (index.line_code[line] == codes[cand])
+    cand, line = cand[ok], line[ok]
+    # equal packed codes are equal ids; a fingerprint on either side is checked on the bytes
+    check = np.flatnonzero(~(exact[cand] & index.line_fit[line]))
+    if check.size:
+        mine = take_rows(run.docno, cand[check])
+        theirs = call("take", index.doc_values, from_numpy(index.line_doc[line[check]]))
+        same = to_numpy(call("equal", mine, theirs)).astype(bool)
+        if not same.all():
+            keep = np.ones(cand.size, dtype=bool)
+            keep[check[~same]] = False
+            cand, line = cand[keep], line[keep]
+    return cand, index.line_doc[line], line
 
 
 def _join_bytes(run: Run, index: QrelsIndex) -> tuple[np.ndarray, np.ndarray]:
