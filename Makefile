@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 
-.PHONY: demo test test-mcp-compat lint format bench clean oracle compat
+.PHONY: demo test test-mcp-compat lint format bench clean oracle compat bytecode
 
 # The extras the suite covers (every one except litellm and spacy); the test tools and oracles
 # are the `dev` dependency group of pyproject.toml (PEP 735; pip >= 25.1 installs groups).
@@ -73,7 +73,14 @@ $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
 # judge task skipped unless an LLM endpoint is configured (RAGMETER_LLM_BASE_URL, ..._MODEL).
 # Then the HTML report of that evaluation and the command that opens the dashboard. The exit
 # status is the run's (1 when a gate failed); the report is written either way.
-demo: $(VENV)/.demo-installed
+# An editable install runs the modules from src/: without byte-compiled files next to them,
+# every start compiles the package again (about 0.08 s of CPU per `ragmeter trec`, a third of a
+# small run's wall, wherever PYTHONDONTWRITEBYTECODE is set or src/ is read-only). compileall
+# rewrites only stale .pyc files, so this is cheap when nothing changed.
+bytecode: | $(BIN)/python
+	@$(BIN)/python -m compileall -q -j 0 src/ragmeter > /dev/null
+
+demo: $(VENV)/.demo-installed bytecode
 	@status=0; $(BIN)/ragmeter run examples/heritage/ragmeter.yaml || status=$$?; \
 	if [ $$status -gt 1 ]; then exit $$status; fi; \
 	report=$$($(BIN)/ragmeter report latest -o results/heritage-report.html) || exit $$?; \
@@ -83,7 +90,7 @@ demo: $(VENV)/.demo-installed
 	echo "ragmeter is installed in $(VENV): run '. $(VENV)/bin/activate' to use the ragmeter command"; \
 	exit $$status
 
-test: $(VENV)/.dev-installed $(ORACLE_VENV)/.installed
+test: $(VENV)/.dev-installed $(ORACLE_VENV)/.installed bytecode
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -n auto

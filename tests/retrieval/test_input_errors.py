@@ -437,7 +437,8 @@ def test_wrong_number_of_files(write):
     assert (
         res.code == 2
         and res.stderr
-        == f"ragmeter trec: expected 2 files (QRELS RUN), got 1: {write('q.txt', QRELS)}\n"
+        == "ragmeter trec: expected 2 or more files (QRELS RUN [RUN ...]), got 1: "
+        f"{write('q.txt', QRELS)}\n"
     )
 
 

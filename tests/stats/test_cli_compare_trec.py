@@ -109,3 +109,39 @@ def test_engine_warnings_are_the_commands_own_lines():
         "ragmeter compare: warning: 1 judged query has no results in "
         f"{RUN_B} and was skipped: 302 (use -c to score missing queries as 0)"
     ]
+
+
+def test_n_runs_parse_the_qrels_once_and_keep_the_order(monkeypatch, tmp_path):
+    import ragmeter.io.trec as io_trec
+
+    calls = []
+    real = io_trec.read_qrels
+
+    def counting(*args, **kwargs):
+        calls.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(io_trec, "read_qrels", counting)
+    run_c = tmp_path / "short.run"
+    run_c.write_text("".join(RUN_A.read_text().splitlines(keepends=True)[::2]))
+    runs = [RUN_B, RUN_A, run_c]
+    res = invoke("compare", str(QRELS), *map(str, runs), "-m", "map", "--missing", "fill", "--json")
+    assert res.code == 0, res.stderr
+    assert len(calls) == 1
+    data = json.loads(res.stdout)
+    assert data["model_names"] == ["results.trunc", "results.test", "short"]
+    for name, path in zip(data["model_names"], runs, strict=True):
+        per_query = _pytrec(path, ["map"])
+        # --missing fill: a judged query missing from the run counts 0 (3 judged queries)
+        mean = sum(v["map"] for v in per_query.values()) / 3
+        assert np.isclose(data[name]["scores"]["map"], mean, rtol=1e-12)
+
+
+def test_a_bad_run_among_n_stops_before_any_output(tmp_path):
+    bad = tmp_path / "bad.run"
+    bad.write_text("301 Q0 d1 1 1.0 r\n301 Q0 d2 2 oops r\n")
+    res = invoke("compare", str(QRELS), str(RUN_A), str(bad), str(RUN_B), "-m", "map")
+    assert res.code == 2
+    assert res.stdout == ""
+    assert res.stderr.startswith(f"{bad}:2: ")
+    assert res.stderr.count("\n") == 1

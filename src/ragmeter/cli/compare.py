@@ -188,9 +188,9 @@ def _trec_scores(
     scores: dict[str, dict[str, dict[str, float]]] = {}
     import warnings
 
+    from ragmeter.retrieval.multirun import map_runs
     from ragmeter.warnings import RagmeterWarning
 
-    todo = run_paths
     if xsettings is not None and not xsettings.is_local:  # one task per run file
         from ragmeter.executors.retrieval import evaluate_run_files
 
@@ -199,16 +199,19 @@ def _trec_scores(
             for w in out["warnings"]:
                 print(f"ragmeter {COMMAND}: warning: {w}", file=sys.stderr)
             scores[system] = {shown: out["values"][c] for shown, c in resolved}
-        todo = []  # nothing left to evaluate here
-    for system, run in zip(systems[: len(todo)], todo, strict=True):
+    else:
         # the engine's warnings are printed as the command's own lines, not as Python warnings
-        # located in typer's source
+        # located in typer's source; the qrels are parsed once and the runs evaluated in
+        # parallel, and a bad run stops the command before anything is printed
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RagmeterWarning)
-            result = retrieval.evaluate(qrels_path, run, canonical, relevance_level=relevance_level)
-        for w in result.warnings:
-            print(f"ragmeter {COMMAND}: warning: {w}", file=sys.stderr)
-        scores[system] = {shown: result.values(c) for shown, c in resolved}
+            evaluator = retrieval.Evaluator(qrels_path, canonical, relevance_level=relevance_level)
+            results = map_runs(evaluator.evaluate, run_paths)
+        for result in results:
+            for w in result.warnings:
+                print(f"ragmeter {COMMAND}: warning: {w}", file=sys.stderr)
+        for system, result in zip(systems, results, strict=True):
+            scores[system] = {shown: result.values(c) for shown, c in resolved}
     info = {
         "mode": "trec",
         "qrels": qrels_path,

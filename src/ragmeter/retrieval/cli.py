@@ -35,6 +35,7 @@ _LONG = [
     "output=",
     "format=",
     "json",
+    "csv",
     "names=",
     "digits=",
     "gain=",
@@ -60,10 +61,13 @@ _LONG = [
 ]
 
 HELP = """\
-usage: ragmeter trec [options] QRELS RUN
+usage: ragmeter trec [options] QRELS RUN [RUN ...]
 
 A drop-in for trec_eval 10.0: same flags, same output, same numbers.
-RUN may be '-' (stdin); either file may be gzip-compressed.
+RUN may be '-' (stdin); any file may be gzip-compressed. With several runs the
+qrels are read once, the runs are evaluated in parallel, and the output is each
+run's output in the order given (--format csv/json: one record set, with a run
+column); a bad run stops the command before any output.
 
 trec_eval options:
   -q, --query_eval_wanted        print one block per query, then the summary
@@ -79,7 +83,7 @@ trec_eval options:
   -h, --help; -v, --version
 
 ragmeter options:
-  --format trec|json|csv|ultrarag   output format (default trec); --json = --format json
+  --format trec|json|csv|ultrarag   output format (default trec); --json, --csv
   -o PATH, --output PATH         write the output to a file (atomically)
   --names as-requested|trec|ir   how measure names are printed
   --digits N                     decimals in trec text (default 4)
@@ -204,6 +208,10 @@ def _parse(argv: Sequence[str]) -> dict[str, Any]:
         elif flag == "--json":
             cfg["json"] = True
             _no_contradiction(cfg)
+        elif flag == "--csv":
+            cfg["format"] = "csv"
+            cfg["format_given"] = True
+            _no_contradiction(cfg)
         elif flag == "--names":
             cfg["names"] = _choice(value, "--names", ("as-requested", "trec", "ir"))
         elif flag == "--digits":
@@ -261,8 +269,8 @@ def _parse(argv: Sequence[str]) -> dict[str, Any]:
 
 
 def _no_contradiction(cfg: dict[str, Any]) -> None:
-    """``--json`` is ``--format json``; with another ``--format`` it is a contradiction that is
-    refused (as every ragmeter command does), whichever flag comes first."""
+    """``--json`` is ``--format json``; with another ``--format`` (or ``--csv``) it is a
+    contradiction that is refused (as every ragmeter command does), whichever flag comes first."""
     if not cfg.get("json"):
         return
     if cfg.get("format_given") and cfg["format"] != "json":
@@ -270,23 +278,35 @@ def _no_contradiction(cfg: dict[str, Any]) -> None:
     cfg["format"] = "json"
 
 
-def _run(cfg: dict[str, Any]) -> str:
-    """Evaluate and return the complete output text (nothing is printed before it is whole)."""
+def _run(cfg: dict[str, Any]) -> tuple[str, list[str]]:
+    """Evaluate every run; return the complete output text and the warnings to print.
+
+    Nothing is printed here: with several runs, a bad run anywhere stops the command before any
+    output (warnings included) of the good ones.
+    """
     args = cfg["args"]
-    if len(args) != 2:
+    if len(args) < 2:
         raise _Usage(
-            f"expected 2 files (QRELS RUN), got {len(args)}"
+            f"expected 2 or more files (QRELS RUN [RUN ...]), got {len(args)}"
             + (f": {' '.join(args)}" if args else "")
         )
-    qrels_path, run_path = args
+    qrels_path, run_paths = args[0], args[1:]
     if qrels_path == "-":
         raise _Usage("QRELS cannot be '-' (only the run may come from stdin)")
+    if run_paths.count("-") > 1:
+        raise _Usage("only one RUN can be '-' (stdin)")
     if cfg["output"]:
         from ragmeter.io.files import check_outputs
 
         # before reading: `-o a.run qrels a.run` would replace the run with its evaluation
-        check_outputs({"--output": cfg["output"]}, [qrels_path, run_path])
-    if cfg["by_source"] and cfg["format"] not in ("json", "csv"):
+        check_outputs({"--output": cfg["output"]}, [qrels_path, *run_paths])
+    many = len(run_paths) > 1
+    fmt = cfg["format"]
+    if many and fmt == "ultrarag":
+        raise _Usage("--format ultrarag takes one RUN (it is one run's dictionary)")
+    if many and cfg["by_source"]:
+        raise _Usage("--by-source takes one RUN")
+    if cfg["by_source"] and fmt not in ("json", "csv"):
         raise _Usage("--by-source needs --format json or --format csv")
     if cfg["by_source"] and cfg["stream"]:
         raise _Usage("--by-source cannot be combined with --stream")
@@ -295,19 +315,53 @@ def _run(cfg: dict[str, Any]) -> str:
 
         pa.set_cpu_count(cfg["threads"])
         pa.set_io_thread_count(cfg["threads"])
-    from ragmeter.io import trec as io_trec
-
-    hashes = cfg["format"] in ("json", "csv")
+    # only the JSON document reports the inputs' sha256; hashing costs a full read otherwise
+    hashes = fmt == "json"
     recipe = evaluator_recipe(cfg, qrels_path)
     evaluator = build_evaluator(recipe)
-    if not cfg["stream"] and cfg["executor"] is not None:
+    if not many and not cfg["stream"] and cfg["executor"] is not None:
         from ragmeter.executors.retrieval import evaluate_on_executor
 
-        done = evaluate_on_executor(cfg, evaluator, recipe, run_path)
+        done = evaluate_on_executor(cfg, evaluator, recipe, run_paths[0])
         if done is not None:  # else a case the executor leaves to the in-process path
             result, order, meta = done
-            return _render(cfg, result, None, evaluator, order=order, executor=meta)
-    want_source = cfg["by_source"]
+            out, warns = _render(cfg, result, None, evaluator, order=order, executor=meta)
+            return _text(out), warns
+
+    def one(run_path: str) -> tuple[Any, list[str]]:
+        return _evaluate_one(evaluator, cfg, run_path, hashes)
+
+    if not many:
+        out, warns = one(run_paths[0])
+        return _text(out), warns
+    from ragmeter.retrieval.multirun import combine_csv, combine_json, map_runs
+
+    results = map_runs(one, run_paths, threads=cfg["threads"])
+    warns = [w for _, ws in results for w in ws]
+    outs = [o for o, _ in results]
+    if fmt == "trec":
+        # exactly what trec_eval prints for each run, one after the other
+        return "".join(outs), warns
+    if fmt == "csv":
+        return combine_csv(run_paths, outs), warns
+    return _text(combine_json(run_paths, outs)), warns
+
+
+def _text(out: Any) -> str:
+    """Output text: a JSON document (a dict) is serialised, text is returned as it is."""
+    if isinstance(out, str):
+        return out
+    from ragmeter.io.jsonutil import dumps
+
+    return dumps(out, indent=2) + "\n"
+
+
+def _evaluate_one(
+    evaluator: Any, cfg: dict[str, Any], run_path: str, hashes: bool
+) -> tuple[Any, list[str]]:
+    """One run's output (text, or the JSON document as a dict) and its warnings."""
+    from ragmeter.io import trec as io_trec
+
     run = None
     if cfg["stream"]:
         from ragmeter.retrieval.stream import evaluate_stream_with
@@ -326,7 +380,7 @@ def _run(cfg: dict[str, Any]) -> str:
             qid_field=cfg["qid_field"],
             ids_field=cfg["ids_field"],
             source_field=cfg["source_field"],
-            with_source=want_source,
+            with_source=cfg["by_source"],
             hash_input=hashes,
         )
         _memory_hint(run_path, cfg)
@@ -343,30 +397,30 @@ def _render(
     *,
     order: list[str] | None = None,
     executor: dict[str, Any] | None = None,
-) -> str:
-    """Print the warnings and return the output text of a result. ``run`` is the in-memory run
-    (for --by-source), ``order`` the qids in order of first appearance (UltraRAG sums in that
-    order; None for a stream), ``executor`` the metadata of a Dask run (JSON output only)."""
+) -> tuple[Any, list[str]]:
+    """The output of a result (text, or the JSON document as a dict) and its warnings. ``run``
+    is the in-memory run (for --by-source), ``order`` the qids in order of first appearance
+    (UltraRAG sums in that order; None for a stream), ``executor`` the metadata of a Dask run
+    (JSON output only)."""
     fmt = cfg["format"]
     want_source = cfg["by_source"]
-    if not cfg["quiet"]:
-        for w in result.warnings:
-            print(f"ragmeter trec: warning: {w}", file=sys.stderr)
+    warns = [] if cfg["quiet"] else list(result.warnings)
     if fmt == "trec":
-        return result.to_trec(
+        text = result.to_trec(
             queries=cfg["per_query"], summary=cfg["summary"], digits=cfg["digits"]
         )
+        return text, warns
     if fmt == "ultrarag":
         # pytrec_eval returns queries in the run's order of first appearance, and UltraRAG sums
         # them in that order; a stream is summed in qid order (docs/retrieval.md)
-        return result.to_ultrarag(order=order)
+        return result.to_ultrarag(order=order), warns
     if fmt == "csv":
         text = result.to_csv(queries=cfg["per_query"])
         if want_source:
             from ragmeter.retrieval.sources import breakdown_csv
 
             text += breakdown_csv(run, evaluator.qrels, ks=cfg["ks"] or (1, 5, 10))
-        return text
+        return text, warns
     doc = result.to_document(per_query=cfg["per_query"])
     if want_source:
         from ragmeter.retrieval.sources import breakdown_dict
@@ -374,9 +428,7 @@ def _render(
         doc["by_source"] = breakdown_dict(run, evaluator.qrels, ks=cfg["ks"] or (1, 5, 10))
     if executor is not None:
         doc["executor"] = executor
-    from ragmeter.io.jsonutil import dumps
-
-    return dumps(doc, indent=2) + "\n"
+    return doc, warns
 
 
 def evaluator_recipe(cfg: dict[str, Any], qrels_path: str) -> tuple[Any, ...]:
@@ -389,7 +441,7 @@ def evaluator_recipe(cfg: dict[str, Any], qrels_path: str) -> tuple[Any, ...]:
         ("format", cfg["qrels_format"]),
         ("qid_field", cfg["qid_field"]),
         ("gold_field", cfg["gold_field"]),
-        ("hash_input", fmt in ("json", "csv")),
+        ("hash_input", fmt == "json"),
     )
     options = (
         ("ks", tuple(cfg["ks"] or ULTRARAG_KS)),
@@ -482,10 +534,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             with warnings.catch_warnings():
                 # the command prints its warnings itself, as "ragmeter trec: warning: …"
                 warnings.simplefilter("ignore", RagmeterWarning)
-                text = _run(cfg)
+                text, warns = _run(cfg)
         finally:
             if gc_was_enabled:
                 gc.enable()
+        for w in warns:
+            print(f"ragmeter trec: warning: {w}", file=sys.stderr)
         if cfg["output"]:
             from ragmeter.io.files import atomic_write
 

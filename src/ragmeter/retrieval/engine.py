@@ -151,29 +151,17 @@ class Evaluator:
             run = replace(run, score=run.score.astype(np.float32).astype(np.float64))
         codes = K._qid_codes(run.qid)
         doc_codes, exact = K._docno_codes(run.docno, exact=True)
-        if exact.all():
-            # ids of at most 8 bytes: join through the packed codes; the duplicate check mixes
-            # the same array in place on a worker thread while the run is ranked
-            joined = K.join_run(run, self.index, codes, (doc_codes, exact))
-            del exact
-            if require_overlap and not joined.any_judged:
-                raise self._no_overlap(run, joined)
-            check = K.DuplicateCheck(run, codes[1], codes=doc_codes)
-            del doc_codes
-            piece = K.rank_piece(joined, self.index, max_docs=opts.max_docs, ties=opts.ties)
-            dups = check.result()
-        else:
-            del exact
-            # the duplicate check (on the docno fingerprints, mixed in place) runs on a worker
-            # thread while the run is joined and ranked
-            check = K.DuplicateCheck(run, codes[1], codes=doc_codes)
-            del doc_codes
-            joined = K.join_run(run, self.index, codes)
-            if require_overlap and not joined.any_judged:
-                check.result()
-                raise self._no_overlap(run, joined)
-            piece = K.rank_piece(joined, self.index, max_docs=opts.max_docs, ties=opts.ties)
-            dups = check.result()
+        # one join for every id: packed codes (ids of at most 8 bytes) or fingerprints, which
+        # the join confirms on the bytes; then the duplicate check mixes the same array in
+        # place, on a worker thread for a large run, while the run is ranked
+        joined = K.join_run(run, self.index, codes, (doc_codes, exact))
+        del exact
+        if require_overlap and not joined.any_judged:
+            raise self._no_overlap(run, joined)
+        check = K.DuplicateCheck(run, codes[1], codes=doc_codes)
+        del doc_codes
+        piece = K.rank_piece(joined, self.index, max_docs=opts.max_docs, ties=opts.ties)
+        dups = check.result()
         dropped = 0
         if dups:
             if opts.dedupe is None:

@@ -44,6 +44,7 @@ __all__ = [
 ]
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
+_QMIX = np.uint64(0xC2B2AE3D27D4EB4F)
 
 
 # --------------------------------------------------------------------------------------------
@@ -164,11 +165,21 @@ class QrelsIndex:
     qrels: Qrels
     dedupe_dropped: int = 0
     # packed 8-byte codes of the judged docnos that fit (sorted), their doc_values index, and a
-    # byte table of hashed codes that rules out almost every run row in one gather
+    # bit table of hashed (query, docno code) pairs that rules out almost every run row in one
+    # gather, also when most of the run's documents are judged for some other query
     doc_codes: np.ndarray | None = None
     doc_code_index: np.ndarray | None = None
     code_filter: np.ndarray | None = None
     filter_shift: int = 64
+    doc_fit: np.ndarray | None = None  # per sorted code: True when it is a packed (exact) code
+    # per judgment, in ``keys`` order: query, docno index, docno code, packed-code flag; and the
+    # judgments' (query, docno code) mixes, sorted (None if two ever collided), with their line
+    pair_keys: np.ndarray | None = None
+    pair_line: np.ndarray | None = None
+    line_q: np.ndarray | None = None
+    line_doc: np.ndarray | None = None
+    line_code: np.ndarray | None = None
+    line_fit: np.ndarray | None = None
 
     @property
     def num_queries(self) -> int:
@@ -197,15 +208,45 @@ def _unique_sorted_binary(arr: pa.ChunkedArray) -> tuple[list[bytes], pa.Array]:
     return uniq.to_pylist(), uniq
 
 
+def _unique_codes(
+    col: pa.ChunkedArray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """(sorted distinct codes, first row of each, code index per row, packed-code mask per
+    distinct value), or None when two different ids share a fingerprint (never seen)."""
+    codes, fit = _docno_codes(col, exact=True)
+    uniq, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    inverse = inverse.astype(np.int64).ravel()
+    if not fit.all():
+        # a fingerprint stands for its bytes only if every row with it has the same bytes
+        rep_row = first[inverse]
+        check = np.flatnonzero(~fit & (rep_row != np.arange(inverse.size)))
+        mine = take_rows(col, check)
+        rep = take_rows(col, rep_row[check])
+        if not to_numpy(call("equal", mine, rep)).astype(bool).all():
+            return None
+    return uniq, first, inverse, fit[first]
+
+
 def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
     """Sort and key the qrels; a document judged twice for a query is an error (§4.7)."""
-    qid_list, qid_values = _unique_sorted_binary(qrels.qid)
-    qcode = _index_in(qrels.qid, qid_values)
-    qcode = _to_numpy(qcode).astype(np.int64)
-    doc_values = call("unique", qrels.docno)
-    if isinstance(doc_values, pa.ChunkedArray):
-        doc_values = doc_values.combine_chunks()
-    dcode = _to_numpy(_index_in(qrels.docno, doc_values)).astype(np.int64)
+    # distinct values through their 64-bit codes (a sort of integers), not Arrow's hash of
+    # the bytes, which costs several times more on deeply judged qrels
+    q = _unique_codes(qrels.qid)
+    if q is not None and q[3].all():  # packed qids: code order is byte order
+        qid_list = take_rows(qrels.qid, q[1]).to_pylist()
+        qcode = q[2]
+    else:
+        qid_list, qid_values = _unique_sorted_binary(qrels.qid)
+        qcode = _to_numpy(_index_in(qrels.qid, qid_values)).astype(np.int64)
+    d = _unique_codes(qrels.docno)
+    if d is not None:
+        doc_values = take_rows(qrels.docno, d[1])
+        dcode = d[2]
+    else:
+        doc_values = call("unique", qrels.docno)
+        if isinstance(doc_values, pa.ChunkedArray):
+            doc_values = doc_values.combine_chunks()
+        dcode = _to_numpy(_index_in(qrels.docno, doc_values)).astype(np.int64)
     ndocs = max(len(doc_values), 1)
     keys = qcode * ndocs + dcode
     order = np.argsort(keys, kind="stable")  # stable: file order among duplicates
@@ -244,15 +285,36 @@ def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
     q_starts = np.searchsorted(qcode_sorted, np.arange(len(qid_list) + 1), side="left")
     # grades by (query, grade descending): the ideal ranking of each query
     by_grade = grades[np.lexsort((-grades, qcode_sorted))]
-    codes, fit = _docno_codes(pa.chunked_array([doc_values], type=doc_values.type), exact=True)
-    order = np.argsort(codes[fit], kind="stable")
-    doc_codes = codes[fit][order]
-    doc_code_index = np.flatnonzero(fit)[order]
-    bits = int(min(27, max(16, np.ceil(np.log2(max(doc_codes.size, 1) * 64)))))
-    table = np.zeros(1 << bits, dtype=np.bool_)
+    # every judged docno's code, sorted: packed (exact) for ids of at most 8 bytes, a
+    # fingerprint for longer ones, whose matches the join confirms on the bytes
+    if d is not None:
+        codes, doc_codes, doc_fit = d[0], d[0], d[3]
+        doc_code_index = np.arange(codes.size)
+        fit_by_doc = d[3]
+    else:
+        codes, fit = _docno_codes(pa.chunked_array([doc_values], type=doc_values.type), exact=True)
+        order = np.argsort(codes, kind="stable")
+        doc_codes, doc_code_index, doc_fit = codes[order], order, fit[order]
+        fit_by_doc = fit
+    # the filter holds (query, docno) pairs, not docnos: keyed on the docno alone it lets
+    # through every row whose document is judged for *any* query, which on deeply judged
+    # collections is most of the run; ~64 bits per judged pair keep false positives near 1.5%
+    n_pairs = max(skeys.size, 1)
+    bits = int(min(30, max(16, np.ceil(np.log2(n_pairs * 64)))))
+    table = np.zeros(1 << (bits - 3), dtype=np.uint8)
     shift = 64 - bits
-    with np.errstate(over="ignore"):
-        table[(doc_codes * _MIX) >> np.uint64(shift)] = True
+    ndocs = max(len(doc_values), 1)
+    line_doc = skeys - qcode_sorted * ndocs  # docno index of each sorted line
+    pair = _pair_hash(codes[line_doc], qcode_sorted, 0)
+    # the same 64-bit mix, sorted, finds a candidate's judgment in one binary search
+    pair_line = np.argsort(pair, kind="stable")
+    pair_keys = pair[pair_line]
+    unique_pairs = not (pair_keys[1:] == pair_keys[:-1]).any()
+    h = pair >> np.uint64(shift)
+    del pair
+    slot, bit = h >> np.uint64(3), (h & np.uint64(7)).astype(np.uint8)
+    for b in range(8):  # one bit at a time: repeated slots then set the same bit (no ufunc.at)
+        table[slot[bit == b]] |= np.uint8(1 << b)
     return QrelsIndex(
         qids=qid_list,
         doc_values=doc_values,
@@ -264,8 +326,17 @@ def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
         dedupe_dropped=dropped,
         doc_codes=doc_codes,
         doc_code_index=doc_code_index,
-        code_filter=table,
+        # two judged docnos with one fingerprint (never seen; 2^-64 per pair) would hide one of
+        # them from the binary search: such qrels are joined on the bytes instead
+        code_filter=None if (doc_codes[1:] == doc_codes[:-1]).any() else table,
         filter_shift=shift,
+        doc_fit=doc_fit,
+        pair_keys=pair_keys if unique_pairs else None,
+        pair_line=pair_line,
+        line_q=qcode_sorted,
+        line_doc=line_doc,
+        line_code=codes[line_doc],
+        line_fit=(fit_by_doc[line_doc] if unique_pairs else None),
     )
 
 
@@ -328,17 +399,21 @@ def join_run(
 ) -> JoinedRun:
     """Query codes for every row and grades for the judged rows (an exact join).
 
-    With ``doc_codes`` (the run's packed docno codes and their exactness mask, all exact), the
-    docnos are matched through their codes: a hashed byte table rules out almost every row and
-    the few candidates are confirmed by binary search. Otherwise an Arrow hash lookup
-    (``index_in``) matches the bytes.
+    With ``doc_codes`` (the run's docno codes and their exactness mask), the docnos are matched
+    through their codes: a hashed bit table of the judged (query, docno) pairs rules out almost
+    every row, the few candidates are found by binary search, and a match through a fingerprint
+    (an id longer than 8 bytes) is confirmed on the bytes. Otherwise an Arrow hash lookup
+    (``index_in``, which hashes every judged docno again on each call) matches the bytes.
     """
     run_qids, run_qcode = run_codes if run_codes is not None else _qid_codes(run.qid)
     lookup = index.qid_lookup()
     remap = np.array([lookup.get(q, -1) for q in run_qids], dtype=np.int32)
     unjudged = [q for q, c in zip(run_qids, remap.tolist(), strict=True) if c < 0]
     if doc_codes is not None and index.code_filter is not None:
-        hit, dcode = _join_codes(doc_codes[0], index)
+        hit, dcode, line = _join_codes(doc_codes[0], doc_codes[1], run_qcode, remap, index, run)
+        if line is not None:
+            grades = index.grades[line]
+            return JoinedRun(run, run_qids, run_qcode, remap, hit, grades, unjudged)
     else:
         hit, dcode = _join_bytes(run, index)
     qhit = remap[run_qcode[hit]] if remap.size else np.zeros(0, dtype=np.int32)
@@ -354,23 +429,101 @@ def join_run(
     )
 
 
-def _join_codes(codes: np.ndarray, index: QrelsIndex) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, docno index) of the run rows whose exact code is a judged docno's code."""
+def _pair_hash(codes: np.ndarray, qcodes: np.ndarray, shift: int) -> np.ndarray:
+    """The filter slot of each (query code, docno code) pair: the top bits of a 64-bit mix."""
+    with np.errstate(over="ignore"):
+        h = qcodes.astype(np.uint64) * _QMIX
+        h ^= codes
+        h *= _MIX
+        h >>= np.uint64(shift)
+    return h
+
+
+def _join_codes(
+    codes: np.ndarray,
+    exact: np.ndarray,
+    qcodes: np.ndarray,
+    remap: np.ndarray,
+    index: QrelsIndex,
+    run: Run,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(rows, docno index, judgment line or None) of the run rows judged for their query.
+
+    ``qcodes`` (per row, into the run's qids) and ``remap`` (run qid → qrels query) give each
+    row its judged query, so the filter passes about as many rows as there are judged pairs
+    in the run, whatever the share of the run's documents judged for other queries.
+    """
     assert index.code_filter is not None and index.doc_codes is not None
+    assert index.doc_code_index is not None and index.doc_fit is not None
     table, shift = index.code_filter, np.uint64(index.filter_shift)
     rows: list[np.ndarray] = []
+    mixes: list[np.ndarray] = []
     step = 1 << 20
-    with np.errstate(over="ignore"):
-        for a in range(0, codes.size, step):
-            h = codes[a : a + step] * _MIX
-            h >>= shift
-            rows.append(np.flatnonzero(table[h]) + a)
+    for a in range(0, codes.size, step):
+        q = remap[qcodes[a : a + step]] if remap.size else qcodes[a : a + step]
+        pair = _pair_hash(codes[a : a + step], q, 0)
+        del q
+        h = pair >> shift
+        byte = table[h >> np.uint64(3)]
+        byte >>= (h & np.uint64(7)).astype(np.uint8)
+        del h
+        local = np.flatnonzero(byte & 1)
+        rows.append(local + a)
+        mixes.append(pair[local])
+        del pair
     cand = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    if index.pair_keys is not None and index.pair_keys.size:
+        return _match_pairs(cand, np.concatenate(mixes), codes, exact, qcodes, remap, index, run)
     c = codes[cand]
     pos = np.minimum(np.searchsorted(index.doc_codes, c), max(index.doc_codes.size - 1, 0))
     ok = index.doc_codes[pos] == c if index.doc_codes.size else np.zeros(c.size, bool)
-    assert index.doc_code_index is not None
-    return cand[ok], index.doc_code_index[pos[ok]].astype(np.int64)
+    cand, pos = cand[ok], pos[ok]
+    # equal packed codes are equal ids; a fingerprint on either side is checked on the bytes
+    check = np.flatnonzero(~(exact[cand] & index.doc_fit[pos]))
+    if check.size:
+        mine = take_rows(run.docno, cand[check])
+        theirs = call("take", index.doc_values, from_numpy(index.doc_code_index[pos[check]]))
+        same = to_numpy(call("equal", mine, theirs)).astype(bool)
+        if not same.all():
+            keep = np.ones(cand.size, dtype=bool)
+            keep[check[~same]] = False
+            cand, pos = cand[keep], pos[keep]
+    return cand, index.doc_code_index[pos].astype(np.int64), None
+
+
+def _match_pairs(
+    cand: np.ndarray,
+    mix: np.ndarray,
+    codes: np.ndarray,
+    exact: np.ndarray,
+    qcodes: np.ndarray,
+    remap: np.ndarray,
+    index: QrelsIndex,
+    run: Run,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows, docno index, judgment line) of the candidates: one binary search on the mixes,
+    then the query and docno code compared (and the bytes, for fingerprints)."""
+    assert index.pair_keys is not None and index.pair_line is not None
+    assert index.line_q is not None and index.line_doc is not None
+    assert index.line_code is not None and index.line_fit is not None
+    keys = index.pair_keys
+    pos = np.minimum(np.searchsorted(keys, mix), keys.size - 1)
+    ok = keys[pos] == mix
+    cand, line = cand[ok], index.pair_line[pos[ok]]
+    q = remap[qcodes[cand]] if remap.size else qcodes[cand]
+    ok = (index.line_q[line] == q) & (index.line_code[line] == codes[cand])
+    cand, line = cand[ok], line[ok]
+    # equal packed codes are equal ids; a fingerprint on either side is checked on the bytes
+    check = np.flatnonzero(~(exact[cand] & index.line_fit[line]))
+    if check.size:
+        mine = take_rows(run.docno, cand[check])
+        theirs = call("take", index.doc_values, from_numpy(index.line_doc[line[check]]))
+        same = to_numpy(call("equal", mine, theirs)).astype(bool)
+        if not same.all():
+            keep = np.ones(cand.size, dtype=bool)
+            keep[check[~same]] = False
+            cand, line = cand[keep], line[keep]
+    return cand, index.line_doc[line], line
 
 
 def _join_bytes(run: Run, index: QrelsIndex) -> tuple[np.ndarray, np.ndarray]:
