@@ -115,7 +115,7 @@ class OwnTools:
         argv += [str(files["qrels_path"]), str(files["run_path"])]
         with shown_as(names):
             try:
-                text = trec_cli._run(trec_cli._parse(argv))
+                text, _ = trec_cli._run(trec_cli._parse(argv))  # warnings: the document's own
             except trec_cli._Usage as exc:
                 raise UsageError(str(exc), command="trec") from None
         doc = _renamed(json.loads(text), {str(k): v for k, v in names.items()})
