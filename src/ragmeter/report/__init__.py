@@ -1,4 +1,4 @@
-"""The single-file HTML report (``specs/dashboard.md`` §1).
+"""The single-file HTML report (``docs/dashboard.md``, "The report").
 
 :func:`write_report` reads runs from the results store and writes one self-contained HTML file:
 every stylesheet, script and number inlined, no request to any other host, readable from a

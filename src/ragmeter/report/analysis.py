@@ -116,7 +116,7 @@ def top_confusions(
     labels: Sequence[str], matrix: Sequence[Sequence[int]], k: int = 10
 ) -> list[dict[str, Any]]:
     """Off-diagonal cells by count (descending), then gold, then predicted label (ascending),
-    the order of ``specs/extraction.md`` §4.3; each with its share of the gold label's items.
+    the order of ``top_confusions`` in ``docs/extraction.md``; each with its share of the gold label's items.
 
     >>> top_confusions(["A", "M"], [[2, 1], [3, 4]])
     [{'gold': 'M', 'pred': 'A', 'count': 3, 'share': 0.42857142857142855}, \

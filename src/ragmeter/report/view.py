@@ -1,6 +1,6 @@
 """The report's content, read from the store: one JSON-ready dict that the templates render.
 
-:func:`build_report` gathers everything ``specs/dashboard.md`` §1 lists for some runs (usually
+:func:`build_report` gathers everything ``docs/dashboard.md`` ("What the sections show") lists for some runs (usually
 the systems of one evaluation): the header, per-task metric tables with CIs and the best value of
 each row marked, comparisons against the baseline, per-stratum breakdowns, error analysis and
 retrieval distributions with the precision-recall curve. The dashboard's run page shows the

@@ -1,4 +1,4 @@
-"""The results store (``specs/runner.md`` §4): SQLite (WAL) by default, PostgreSQL by URL.
+"""The results store (``docs/runner.md``, "The results store"): SQLite (WAL) by default, PostgreSQL by URL.
 
 >>> from ragmeter.store import open_store
 >>> import tempfile, os

@@ -1,4 +1,4 @@
-"""The local dashboard (``specs/dashboard.md`` §2): ``ragmeter serve``, a read-only web app over
+"""The local dashboard (``docs/dashboard.md``, "The dashboard"): ``ragmeter serve``, a read-only web app over
 the results store. Needs ``ragmeter[web]`` (Starlette, uvicorn); importing this package does not
 import them, :func:`create_app` does.
 

@@ -1,4 +1,4 @@
-"""The dashboard's pages as JSON-ready dicts (``specs/dashboard.md`` §2).
+"""The dashboard's pages as JSON-ready dicts (``docs/dashboard.md``, "Pages and URLs").
 
 Each function reads the store and returns what one page shows; the app renders it with a
 template or returns it as JSON. Nothing here imports Starlette, so the pages are tested without
