@@ -1,10 +1,10 @@
 """The report's content, read from the store: one JSON-ready dict that the templates render.
 
-:func:`build_report` gathers everything ``docs/dashboard.md`` ("What the sections show") lists for some runs (usually
-the systems of one evaluation): the header, per-task metric tables with CIs and the best value of
-each row marked, comparisons against the baseline, per-stratum breakdowns, error analysis and
-retrieval distributions with the precision-recall curve. The dashboard's run page shows the
-same dict for one run, and its ``.json`` form is this dict.
+:func:`build_report` gathers everything ``docs/dashboard.md`` ("What the sections show") lists
+for some runs (usually the systems of one evaluation): the header, per-task metric tables with
+CIs and the best value of each row marked, comparisons against the baseline, per-stratum
+breakdowns, error analysis and retrieval distributions with the precision-recall curve. The
+dashboard's run page shows the same dict for one run, and its ``.json`` form is this dict.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any
 
 from ragmeter import status as st
 from ragmeter._version import __version__
-from ragmeter.report import analysis, queries
-from ragmeter.store import Store
+from ragmeter.report import analysis
+from ragmeter.store import Store, read
 from ragmeter.store.store import RUN_FIELDS
 
 __all__ = ["build_report", "metric_info", "parse_detail", "task_order_key"]
@@ -201,7 +201,7 @@ def build_report(
     is left for a request of its own (the dashboard's budget), ``None`` always counts (report).
     """
     if not run_ids:
-        raise queries.NotFound("no runs to report on")
+        raise read.NotFound("no runs to report on")
     run_ids = list(dict.fromkeys(run_ids))
     charts = _Charts()
     full = {rid: store.get_run(rid, full=True) for rid in run_ids}
@@ -210,7 +210,7 @@ def build_report(
     tasks_by_run = {rid: {t["task"]: t for t in store.tasks(rid)} for rid in run_ids}
     metric_rows = {rid: store.metrics(rid, strata=True) for rid in run_ids}
     with store.engine.connect() as conn:
-        keys = {rid: queries.run_key(conn, rid, store.url) for rid in run_ids}
+        keys = {rid: read.run_key(conn, rid, store.url) for rid in run_ids}
         task_order = _task_order(tasks_by_run, metric_rows, run_ids)
         overall = {
             rid: {(m["task"], m["metric"]): m for m in metric_rows[rid] if m["factor"] is None}
@@ -218,7 +218,7 @@ def build_report(
         }
         asked = _asked(tasks_by_run, overall, run_ids, task_order)
         with_rows = {
-            rid: queries.series_with_rows(conn, keys[rid], overall[rid].keys()) for rid in run_ids
+            rid: read.series_with_rows(conn, keys[rid], overall[rid].keys()) for rid in run_ids
         }
         tasks = _task_tables(task_order, tasks_by_run, overall, asked, run_ids)
         strata = _strata(task_order, metric_rows, asked, run_ids, runs, charts)
@@ -522,10 +522,10 @@ def _errors(
                 rid = r["id"]
                 if (task, name) not in with_rows[rid]:
                     continue
-                rows = queries.worst(
+                rows = read.worst(
                     conn, keys[rid], task, name, k, ascending=info["direction"] == "higher"
                 )
-                recs = queries.records(conn, keys[rid], task, [x["sample_id"] for x in rows])
+                recs = read.records(conn, keys[rid], task, [x["sample_id"] for x in rows])
                 for x in rows:
                     d = parse_detail(x.pop("detail"))
                     del d["cache_keys"]  # only the dashboard's sample page looks them up
@@ -640,7 +640,7 @@ def _confusion(
         if ("classification", "accuracy") not in with_rows:
             return None
         pairs = []
-        for detail, n in queries.detail_counts(conn, key, "classification", "accuracy"):
+        for detail, n in read.detail_counts(conn, key, "classification", "accuracy"):
             try:
                 d = json.loads(detail)
             except ValueError:
@@ -702,7 +702,7 @@ def _ner_counts(
         metric = f"overall.{schema_name}.f1"
         if ("ner", metric) not in with_rows:
             continue
-        sums = queries.json_sums(conn, key, "ner", metric, _NER_FIELDS)
+        sums = read.json_sums(conn, key, "ner", metric, _NER_FIELDS)
         if sums:
             out[schema_name] = sums
     return out, "per-document details"
@@ -748,7 +748,7 @@ def _retrieval(
         info = metric_info("retrieval", name)
         lo, hi = info["range"]
         if lo is None or hi is None:
-            found = [queries.value_range(conn, keys[r["id"]], "retrieval", name) for r in having]
+            found = [read.value_range(conn, keys[r["id"]], "retrieval", name) for r in having]
             found = [f for f in found if f is not None]
             if not found:
                 continue
@@ -757,7 +757,7 @@ def _retrieval(
         edges = analysis.bin_edges(float(lo), float(hi), bins)
         series = []
         for r in having:
-            counts = queries.histogram(conn, keys[r["id"]], "retrieval", name, edges)
+            counts = read.histogram(conn, keys[r["id"]], "retrieval", name, edges)
             series.append(
                 {"label": r["system"], "color": r["series"], "values": counts, "run_id": r["id"]}
             )

@@ -4,7 +4,7 @@ Each function reads the store and returns what one page shows; the app renders i
 template or returns it as JSON. Nothing here imports Starlette, so the pages are tested without
 a server. Query parameters arrive as plain strings and are validated here: a bad one raises
 :class:`~ragmeter.errors.UsageError` (400), an unknown run or sample
-:class:`~ragmeter.report.queries.NotFound` (404).
+:class:`~ragmeter.store.read.NotFound` (404).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import InputError, UsageError
-from ragmeter.report import analysis, queries
+from ragmeter.report import analysis
 from ragmeter.report.view import (
     build_report,
     metric_info,
@@ -25,7 +25,7 @@ from ragmeter.report.view import (
     record_summary,
     task_order_key,
 )
-from ragmeter.store import Store
+from ragmeter.store import Store, read
 from ragmeter.store.store import RUN_FIELDS, iso
 
 if TYPE_CHECKING:
@@ -124,7 +124,7 @@ def _run_fields(row: Any) -> dict[str, Any]:
 
 def _must_exist(store: Store, run_id: str) -> None:
     with store.engine.connect() as conn:
-        queries.run_key(conn, run_id, store.url)
+        read.run_key(conn, run_id, store.url)
 
 
 # -- / ----------------------------------------------------------------------------------------
@@ -142,7 +142,7 @@ def runs_page(store: Store, params: Mapping[str, str]) -> dict[str, Any]:
     per_page = _int(params, "per_page", PER_PAGE, 1, MAX_PER_PAGE)
     page = _int(params, "page", 1, 1, 10**9)
     with store.engine.connect() as conn:
-        rows, total = queries.list_runs(
+        rows, total = read.list_runs(
             conn,
             limit=per_page,
             offset=(page - 1) * per_page,
@@ -151,7 +151,7 @@ def runs_page(store: Store, params: Mapping[str, str]) -> dict[str, Any]:
             **filters,
         )
         keys = [r.key for r in rows]
-        firsts = queries.first_metrics(conn, keys)
+        firsts = read.first_metrics(conn, keys)
         headline: list[tuple[str, str]] = []
         for key in keys:
             for pair in firsts.get(key, []):
@@ -160,11 +160,11 @@ def runs_page(store: Store, params: Mapping[str, str]) -> dict[str, Any]:
         first_seen = {pair: i for i, pair in enumerate(headline)}
         headline = sorted(headline, key=lambda p: (task_order_key(p[0]), first_seen[p]))
         headline = headline[:HEADLINE_COLUMNS]
-        values = queries.headline_rows(conn, keys, headline)
+        values = read.headline_rows(conn, keys, headline)
         options = {
-            "projects": queries.distinct(conn, "project"),
-            "systems": queries.distinct(conn, "system"),
-            "tags": queries.all_tags(conn),
+            "projects": read.distinct(conn, "project"),
+            "systems": read.distinct(conn, "system"),
+            "tags": read.all_tags(conn),
         }
     runs = []
     for r in rows:
@@ -216,7 +216,7 @@ def run_page(
 ) -> dict[str, Any]:
     """The report of one run plus its per-sample table (paged, sorted and searched in SQL)."""
     with store.engine.connect() as conn:
-        run_key = queries.run_key(conn, run_id, store.url)
+        run_key = read.run_key(conn, run_id, store.url)
     worst = _int(params, "worst", 5, 1, 50)
     derive = params.get("derive") or ""
     if derive not in ("", "all"):
@@ -239,8 +239,8 @@ def run_page(
     if selected is None and series:
         selected = series[0]
     sort = params.get("sort") or "sample_id"
-    if sort not in queries.SORTS:
-        raise UsageError(f"sort: {sort!r} (expected one of {', '.join(queries.SORTS)})")
+    if sort not in read.SORTS:
+        raise UsageError(f"sort: {sort!r} (expected one of {', '.join(read.SORTS)})")
     order = params.get("order") or "asc"
     if order not in ("asc", "desc"):
         raise UsageError(f"order: {order!r} (expected asc or desc)")
@@ -252,8 +252,8 @@ def run_page(
     total = 0
     if selected is not None:
         with store.engine.connect() as conn:
-            key = queries.run_key(conn, run_id, store.url)
-            rows, total = queries.sample_page(
+            key = read.run_key(conn, run_id, store.url)
+            rows, total = read.sample_page(
                 conn,
                 key,
                 selected["task"],
@@ -375,7 +375,7 @@ def sample_page(
     try:
         data = store.sample(run_id, sample_id)
     except UsageError as exc:
-        raise queries.NotFound(str(exc)) from None
+        raise read.NotFound(str(exc)) from None
     tasks: dict[str, dict[str, Any]] = {}
     for task, rec in data["records"].items():
         tasks.setdefault(task, {"task": task, "record": rec, "values": []})
@@ -439,7 +439,8 @@ def compare_page(store: Store, params: Mapping[str, Any]) -> dict[str, Any]:
     """Runs side by side: every metric per run, and for each run after the first its
     difference from the first with CI, p-value and corrected p-value.
 
-    A stored comparison (the run's own baseline test, ``runner.md`` §1) is shown where one
+    A stored comparison (the run's own baseline test, ``docs/runner.md``, "Comparisons
+    with the baseline") is shown where one
     exists for the pair. Otherwise the page runs a paired t-test on the samples both runs
     scored, in the database, with Holm's correction over the metrics of the pair; corpus-level
     metrics get the difference only.
@@ -461,7 +462,7 @@ def compare_page(store: Store, params: Mapping[str, Any]) -> dict[str, Any]:
         try:
             ids = [store.resolve_one(ref)]
         except UsageError as exc:
-            raise queries.NotFound(str(exc)) from None
+            raise read.NotFound(str(exc)) from None
         run_ids.extend(i for i in ids if i not in run_ids)
     if len(run_ids) < 2:
         raise UsageError("runs: name two or more different runs")
@@ -499,7 +500,7 @@ def compare_page(store: Store, params: Mapping[str, Any]) -> dict[str, Any]:
     run_tests = mode == "all" or (mode == "auto" and joined <= AUTO_TEST_ROWS)
     rows = []
     with store.engine.connect() as conn:
-        keys = {rid: queries.run_key(conn, rid, store.url) for rid in run_ids}
+        keys = {rid: read.run_key(conn, rid, store.url) for rid in run_ids}
         for task, metric in pairs:
             info = metric_info(task, metric)
             cells = []
@@ -641,7 +642,7 @@ def _delta(
         out["source"] = "difference"
         out["reason"] = "paired test not run (large runs: compute paired tests)"
         return out
-    n, sd, sd2 = queries.paired_sums(conn, keys[ref_id], keys[rid], task, metric)
+    n, sd, sd2 = read.paired_sums(conn, keys[ref_id], keys[rid], task, metric)
     if n == 0:
         out["source"] = "difference"
         out["reason"] = "no per-sample values scored by both runs"
@@ -695,9 +696,9 @@ def _compare_chart(rows: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str
 def trends_page(store: Store, params: Mapping[str, str]) -> dict[str, Any]:
     """A metric over time per system in one project, each point labelled with the version."""
     with store.engine.connect() as conn:
-        projects = queries.distinct(conn, "project")
+        projects = read.distinct(conn, "project")
         project = params.get("project") or (projects[0] if len(projects) == 1 else None)
-        available = queries.project_metrics(conn, project) if project else []
+        available = read.project_metrics(conn, project) if project else []
     order_key = task_order_key
     available.sort(key=lambda p: (order_key(p[0]), p[1]))
     names = [f"{t}.{m}" for t, m in available]
@@ -714,7 +715,7 @@ def trends_page(store: Store, params: Mapping[str, str]) -> dict[str, Any]:
         "charts": {},
     }
     if project and project not in projects:
-        raise queries.NotFound(f"no project {project!r} in {store.url}")
+        raise read.NotFound(f"no project {project!r} in {store.url}")
     if not project or not asked:
         return page
     task, metric = _split_metric(asked, available)
