@@ -231,7 +231,7 @@ def test_duplicate_run_id_writes_nothing(store_url):
 
 
 def test_failure_mid_write_leaves_nothing(store_url, monkeypatch):
-    from ragmeter.store import store as store_mod
+    from ragmeter.store import write as store_mod  # where the rows of a run are inserted
 
     with open_store(store_url) as store:
         real = store_mod._bulk_insert

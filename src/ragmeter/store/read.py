@@ -33,6 +33,7 @@ __all__ = [
     "sample_exists",
     "sample_page",
     "series_with_rows",
+    "sum_json_fields",
     "value_range",
     "worst",
 ]
@@ -200,9 +201,17 @@ def json_sums(
     run has a few hundred distinct ones) and Python adds the distinct ones up: the same on
     SQLite and PostgreSQL, and far cheaper than extracting JSON fields row by row.
     """
+    return sum_json_fields(detail_counts(conn, key, task, metric), fields)
+
+
+def sum_json_fields(
+    counts: Iterable[tuple[str, int]], fields: Sequence[str]
+) -> dict[str, float] | None:
+    """Sums of numeric fields over distinct JSON details with their counts; ``None`` when no
+    detail is a JSON object."""
     totals = dict.fromkeys(fields, 0.0)
     seen = False
-    for detail, n in detail_counts(conn, key, task, metric):
+    for detail, n in counts:
         if not detail.startswith("{"):
             continue
         try:

@@ -7,10 +7,21 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-__all__ = ["RUN_FIELDS", "detail_object", "iso", "json_detail", "run_dict"]
+__all__ = [
+    "RUN_FIELDS",
+    "comparison_dict",
+    "detail_object",
+    "gate_dict",
+    "iso",
+    "json_detail",
+    "metric_dict",
+    "run_dict",
+    "task_dict",
+]
 
 RUN_FIELDS = (
     "id",
@@ -100,3 +111,49 @@ def run_dict(row: Any) -> dict[str, Any]:
     out["tags"] = loads(row.tags, [])
     out["is_baseline"] = bool(row.is_baseline)
     return out
+
+
+def task_dict(r: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``run_tasks`` row as readers see it."""
+    return {
+        "task": r["task"],
+        "status": r["status"],
+        "reason": r["reason"],
+        "input_hash": r["input_hash"],
+        "reused": bool(r["reused"]),
+        "n_units": r["n_units"],
+        "metrics": loads(r["metrics"], []),
+        "metadata": loads(r["metadata"], {}),
+        "warnings": loads(r["warnings"], []),
+    }
+
+
+def metric_dict(r: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``metrics`` row as readers see it: a non-float value comes back from its JSON."""
+    return {
+        "task": r["task"],
+        "metric": r["metric"],
+        "factor": r["factor"],
+        "level": r["level"],
+        "value": r["value"] if r["value_json"] is None else json.loads(r["value_json"]),
+        "n": r["n"],
+        "ci_low": r["ci_low"],
+        "ci_high": r["ci_high"],
+        "status_counts": loads(r["status_counts"], {}),
+        "reason": r["reason"],
+    }
+
+
+def comparison_dict(r: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``comparisons`` row as readers see it (every column but the keys, in table order)."""
+    d = {k: v for k, v in r.items() if k not in ("id", "run_key")}
+    for flag in ("significant", "degenerate"):
+        if d[flag] is not None:
+            d[flag] = bool(d[flag])
+    d["detail"] = loads(r["detail"], None)
+    return d
+
+
+def gate_dict(r: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``gate_results`` row as readers see it."""
+    return {k: v for k, v in r.items() if k not in ("id", "run_key", "position")}

@@ -8,7 +8,6 @@ paging) are in :mod:`ragmeter.store.read`; :class:`Store` is the one handle over
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from datetime import datetime
@@ -35,7 +34,17 @@ from ragmeter.store.migrations import check_schema, ensure_schema
 from ragmeter.store.records import RunRecord
 
 # the column encodings live in rows.py; these names stay importable from here
-from ragmeter.store.rows import RUN_FIELDS, detail_object, iso, json_detail, run_dict
+from ragmeter.store.rows import (
+    RUN_FIELDS,
+    comparison_dict,
+    detail_object,
+    gate_dict,
+    iso,
+    json_detail,
+    metric_dict,
+    run_dict,
+    task_dict,
+)
 from ragmeter.store.rows import loads as _loads
 from ragmeter.store.rows import naive_utc as _naive_utc
 from ragmeter.store.write import insert_children, insert_run
@@ -237,22 +246,8 @@ class Store:
         with self._read() as conn:
             key = self._key(conn, run_id)
             rows = conn.execute(select(t).where(t.c.run_key == key)).all()
-        order = _task_order()
-        out = [
-            {
-                "task": r.task,
-                "status": r.status,
-                "reason": r.reason,
-                "input_hash": r.input_hash,
-                "reused": bool(r.reused),
-                "n_units": r.n_units,
-                "metrics": _loads(r.metrics, []),
-                "metadata": _loads(r.metadata, {}),
-                "warnings": _loads(r.warnings, []),
-            }
-            for r in rows
-        ]
-        return sorted(out, key=lambda d: order(d["task"]))
+        order = task_order()
+        return sorted((task_dict(r._mapping) for r in rows), key=lambda d: order(d["task"]))
 
     def metrics(
         self, run_id: str, *, task: str | None = None, strata: bool = False
@@ -267,21 +262,7 @@ class Store:
             if not strata:
                 query = query.where(m.c.factor.is_(None))
             rows = conn.execute(query.order_by(m.c.id)).all()
-        return [
-            {
-                "task": r.task,
-                "metric": r.metric,
-                "factor": r.factor,
-                "level": r.level,
-                "value": r.value if r.value_json is None else json.loads(r.value_json),
-                "n": r.n,
-                "ci_low": r.ci_low,
-                "ci_high": r.ci_high,
-                "status_counts": _loads(r.status_counts, {}),
-                "reason": r.reason,
-            }
-            for r in rows
-        ]
+        return [metric_dict(r._mapping) for r in rows]
 
     def aggregates(self, run_id: str) -> dict[str, dict[str, Aggregate]]:
         """Overall aggregates by task, as :class:`~ragmeter.result.Aggregate` objects."""
@@ -302,25 +283,14 @@ class Store:
         with self._read() as conn:
             key = self._key(conn, run_id)
             rows = conn.execute(select(c).where(c.c.run_key == key).order_by(c.c.id)).all()
-        out = []
-        for r in rows:
-            d = {k: v for k, v in r._mapping.items() if k not in ("id", "run_key")}
-            for flag in ("significant", "degenerate"):
-                if d[flag] is not None:
-                    d[flag] = bool(d[flag])
-            d["detail"] = _loads(r.detail, None)
-            out.append(d)
-        return out
+        return [comparison_dict(r._mapping) for r in rows]
 
     def gates(self, run_id: str) -> list[dict[str, Any]]:
         g = schema.gate_results
         with self._read() as conn:
             key = self._key(conn, run_id)
             rows = conn.execute(select(g).where(g.c.run_key == key).order_by(g.c.position)).all()
-        return [
-            {k: v for k, v in r._mapping.items() if k not in ("id", "run_key", "position")}
-            for r in rows
-        ]
+        return [gate_dict(r._mapping) for r in rows]
 
     def series(self, run_id: str) -> list[tuple[str, str]]:
         """The (task, metric) pairs that have per-sample values in the run."""
@@ -575,7 +545,8 @@ class Store:
         return out
 
 
-def _task_order() -> Any:
+def task_order() -> Any:
+    """Sort key of task names: the registry's task order, unknown tasks last by name."""
     from ragmeter.registry import TASK_PROVIDERS
 
     names = list(TASK_PROVIDERS)

@@ -23,7 +23,17 @@ from ragmeter.store.rows import finite as _finite
 from ragmeter.store.rows import json_detail
 from ragmeter.store.rows import naive_utc as _naive_utc
 
-__all__ = ["insert_children", "insert_run"]
+__all__ = [
+    "comparison_rows",
+    "gate_rows",
+    "insert_children",
+    "insert_run",
+    "metric_rows",
+    "record_rows",
+    "run_row",
+    "sample_rows",
+    "task_rows",
+]
 
 _SAMPLE_COLUMNS = ("run_key", "task", "metric", "sample_id", "value", "status", "detail")
 _RECORD_COLUMNS = ("run_key", "task", "sample_id", "gold_id", "strata", "record")
@@ -65,36 +75,117 @@ def _metric_row(
     }
 
 
+def run_row(run: RunRecord) -> dict[str, Any]:
+    """The ``runs`` row of a run (without its key)."""
+    return {
+        "id": run.id,
+        "evaluation_id": run.evaluation_id,
+        "project": run.project,
+        "system": run.system,
+        "system_version": run.system_version,
+        "created_at": _naive_utc(run.created_at),
+        "finished_at": _naive_utc(run.finished_at),
+        "ragmeter_version": __version__,
+        "config_hash": run.config_hash,
+        "dataset_hash": run.dataset_hash,
+        "dataset_path": run.dataset_path,
+        "dataset_split": run.dataset_split,
+        "n_samples": run.n_samples,
+        "status": "complete",
+        "gate_status": run.gate_status,
+        "is_baseline": bool(run.is_baseline),
+        "baseline_run_id": run.baseline_run_id,
+        "tags": dumps(list(run.tags)),
+        "notes": run.notes,
+        "config": dumps(run.config),
+        "metadata": dumps(run.metadata),
+    }
+
+
+def task_rows(key: int, run: RunRecord) -> list[dict[str, Any]]:
+    """The ``run_tasks`` rows of a run: which tasks ran or were skipped, and why."""
+    return [
+        {
+            "run_key": key,
+            "task": t.task,
+            "status": t.status,
+            "reason": t.reason,
+            "input_hash": t.input_hash,
+            "reused": bool(t.reused),
+            "n_units": len(t.records) if t.records else None,
+            "metrics": dumps(list(t.metrics)),
+            "metadata": dumps(t.metadata),
+            "warnings": dumps(list(t.warnings)),
+        }
+        for t in run.tasks
+    ]
+
+
+def metric_rows(key: int, run: RunRecord) -> list[dict[str, Any]]:
+    """The ``metrics`` rows of a run, in the order they are inserted (and read back): per task,
+    the overall aggregates, then each stratum's."""
+    rows = []
+    for t in run.tasks:
+        if t.result is None:
+            continue
+        for name, agg in t.result.aggregates.items():
+            rows.append(_metric_row(key, t.task, name, agg, None, None))
+        for factor, levels in t.result.strata.items():
+            for level, aggs in levels.items():
+                for name, agg in aggs.items():
+                    rows.append(_metric_row(key, t.task, name, agg, factor, str(level)))
+    return rows
+
+
+def record_rows(key: int, task_record: Any) -> list[tuple[Any, ...]]:
+    """The ``sample_records`` rows of a task, sorted by sample id (the primary key's order)."""
+    return sorted(
+        (
+            (
+                key,
+                task_record.task,
+                r.sample_id,
+                r.gold_id,
+                _fast_dumps(r.strata),
+                _fast_dumps(r.record),
+            )
+            for r in task_record.records
+        ),
+        key=lambda row: row[2],
+    )
+
+
+def comparison_rows(key: int, run: RunRecord) -> list[dict[str, Any]]:
+    """The ``comparisons`` rows of a run: its tests against the baseline."""
+    return [_comparison_row(key, c) for c in run.comparisons]
+
+
+def gate_rows(key: int, run: RunRecord) -> list[dict[str, Any]]:
+    """The ``gate_results`` rows of a run, in the order the gates were declared."""
+    return [
+        {
+            "run_key": key,
+            "position": i,
+            "rule": g["rule"],
+            "kind": g["kind"],
+            "metric": g["metric"],
+            "value": _finite(g.get("value")),
+            "threshold": _finite(g.get("threshold")),
+            "p_value": _finite(g.get("p_value")),
+            "baseline_run_id": g.get("baseline_run_id"),
+            "verdict": g["verdict"],
+            "reason": g.get("reason"),
+        }
+        for i, g in enumerate(run.gates)
+    ]
+
+
 def insert_run(conn: Connection, run: RunRecord, url: str) -> int:
     """Insert a run's row; its key. A run id already in the store is refused."""
     exists = conn.execute(select(schema.runs.c.key).where(schema.runs.c.id == run.id)).first()
     if exists:
         raise UsageError(f"a run with id {run.id!r} is already in the store {url}")
-    result = conn.execute(
-        schema.runs.insert().values(
-            id=run.id,
-            evaluation_id=run.evaluation_id,
-            project=run.project,
-            system=run.system,
-            system_version=run.system_version,
-            created_at=_naive_utc(run.created_at),
-            finished_at=_naive_utc(run.finished_at),
-            ragmeter_version=__version__,
-            config_hash=run.config_hash,
-            dataset_hash=run.dataset_hash,
-            dataset_path=run.dataset_path,
-            dataset_split=run.dataset_split,
-            n_samples=run.n_samples,
-            status="complete",
-            gate_status=run.gate_status,
-            is_baseline=bool(run.is_baseline),
-            baseline_run_id=run.baseline_run_id,
-            tags=dumps(list(run.tags)),
-            notes=run.notes,
-            config=dumps(run.config),
-            metadata=dumps(run.metadata),
-        )
-    )
+    result = conn.execute(schema.runs.insert().values(**run_row(run)))
     return int(result.inserted_primary_key[0])
 
 
@@ -106,81 +197,25 @@ def insert_children(conn: Connection, key: int, run: RunRecord) -> None:
             schema.run_tags.insert(),
             [{"run_key": key, "tag": t} for t in dict.fromkeys(run.tags)],
         )
-    task_rows, metric_rows = [], []
-    for t in run.tasks:
-        task_rows.append(
-            {
-                "run_key": key,
-                "task": t.task,
-                "status": t.status,
-                "reason": t.reason,
-                "input_hash": t.input_hash,
-                "reused": bool(t.reused),
-                "n_units": len(t.records) if t.records else None,
-                "metrics": dumps(list(t.metrics)),
-                "metadata": dumps(t.metadata),
-                "warnings": dumps(list(t.warnings)),
-            }
-        )
-        if t.result is None:
-            continue
-        for name, agg in t.result.aggregates.items():
-            metric_rows.append(_metric_row(key, t.task, name, agg, None, None))
-        for factor, levels in t.result.strata.items():
-            for level, aggs in levels.items():
-                for name, agg in aggs.items():
-                    metric_rows.append(_metric_row(key, t.task, name, agg, factor, str(level)))
-    if task_rows:
-        conn.execute(schema.run_tasks.insert(), task_rows)
-    if metric_rows:
-        conn.execute(schema.metrics.insert(), metric_rows)
+    tasks, metrics = task_rows(key, run), metric_rows(key, run)
+    if tasks:
+        conn.execute(schema.run_tasks.insert(), tasks)
+    if metrics:
+        conn.execute(schema.metrics.insert(), metrics)
     for t in run.tasks:
         if t.result is not None and t.result.samples.num_rows:
-            _bulk_insert(conn, schema.samples.name, _SAMPLE_COLUMNS, _sample_rows(key, t))
+            _bulk_insert(conn, schema.samples.name, _SAMPLE_COLUMNS, sample_rows(key, t))
         if t.records:
-            rows = sorted(
-                (
-                    (
-                        key,
-                        t.task,
-                        r.sample_id,
-                        r.gold_id,
-                        _fast_dumps(r.strata),
-                        _fast_dumps(r.record),
-                    )
-                    for r in t.records
-                ),
-                key=lambda row: row[2],
-            )
-            _bulk_insert(conn, schema.sample_records.name, _RECORD_COLUMNS, rows)
+            _bulk_insert(conn, schema.sample_records.name, _RECORD_COLUMNS, record_rows(key, t))
     if run.comparisons:
-        conn.execute(
-            schema.comparisons.insert(),
-            [_comparison_row(key, c) for c in run.comparisons],
-        )
+        conn.execute(schema.comparisons.insert(), comparison_rows(key, run))
     if run.gates:
-        conn.execute(
-            schema.gate_results.insert(),
-            [
-                {
-                    "run_key": key,
-                    "position": i,
-                    "rule": g["rule"],
-                    "kind": g["kind"],
-                    "metric": g["metric"],
-                    "value": _finite(g.get("value")),
-                    "threshold": _finite(g.get("threshold")),
-                    "p_value": _finite(g.get("p_value")),
-                    "baseline_run_id": g.get("baseline_run_id"),
-                    "verdict": g["verdict"],
-                    "reason": g.get("reason"),
-                }
-                for i, g in enumerate(run.gates)
-            ],
-        )
+        conn.execute(schema.gate_results.insert(), gate_rows(key, run))
 
 
-def _sample_rows(key: int, task_record: Any) -> Iterator[tuple[Any, ...]]:
+def sample_rows(key: int, task_record: Any) -> Iterator[tuple[Any, ...]]:
+    """The ``samples`` rows of a task, sorted by metric and sample id (the primary key's order),
+    each detail as :func:`~ragmeter.store.rows.json_detail` keeps it."""
     import pyarrow.compute as pc
 
     table = task_record.result.samples.cast(SAMPLES_SCHEMA)
