@@ -30,6 +30,7 @@ __all__ = [
     "records",
     "run_exists",
     "run_key",
+    "runs_filter",
     "sample_exists",
     "sample_page",
     "series_with_rows",
@@ -433,25 +434,30 @@ def mapping_of(rows: Iterable[Mapping[str, Any]], key: str) -> dict[Any, Mapping
     return {r[key]: r for r in rows}
 
 
-def _runs_filter(
+def runs_filter(
     query: Any,
     *,
     project: str | None = None,
     system: str | None = None,
     tag: str | None = None,
+    evaluation: str | None = None,
     since: Any = None,
     until: Any = None,
 ) -> Any:
+    """``query`` over ``runs`` narrowed to the filters the CLI and the dashboard offer (each
+    ``None`` is no filter; ``since`` inclusive, ``until`` exclusive, naive UTC)."""
     runs = schema.runs
-    if project:
+    if project is not None:
         query = query.where(runs.c.project == project)
-    if system:
+    if system is not None:
         query = query.where(runs.c.system == system)
+    if evaluation is not None:
+        query = query.where(runs.c.evaluation_id == evaluation)
     if since is not None:
         query = query.where(runs.c.created_at >= since)
     if until is not None:
         query = query.where(runs.c.created_at < until)
-    if tag:
+    if tag is not None:
         t = schema.run_tags
         query = query.where(runs.c.key.in_(select(t.c.run_key).where(t.c.tag == tag)))
     return query
@@ -463,9 +469,9 @@ def list_runs(
     """Runs newest first with the dashboard's filters, and how many match in all."""
     runs = schema.runs
     total = int(
-        conn.execute(_runs_filter(select(func.count()).select_from(runs), **filters)).scalar_one()
+        conn.execute(runs_filter(select(func.count()).select_from(runs), **filters)).scalar_one()
     )
-    query = _runs_filter(select(runs), **filters).order_by(
+    query = runs_filter(select(runs), **filters).order_by(
         runs.c.created_at.desc(), runs.c.key.desc()
     )
     rows = list(conn.execute(query.limit(limit).offset(offset)).all())

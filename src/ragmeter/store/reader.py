@@ -37,7 +37,7 @@ class StoreReader:
 
     @contextmanager
     def connected(self) -> Iterator[StoreReader]:
-        with self.store.engine.connect() as conn:
+        with self.store.connect() as conn:
             self._conn = conn
             try:
                 yield self

@@ -20,7 +20,7 @@ from sqlalchemy.engine import Connection, Engine
 from ragmeter import status as st
 from ragmeter.errors import UsageError
 from ragmeter.result import Aggregate
-from ragmeter.store import schema
+from ragmeter.store import read, schema
 from ragmeter.store.checks import check_sqlite_file, probe_store
 from ragmeter.store.engine import (
     DEFAULT_STORE,
@@ -112,6 +112,11 @@ class Store:
     def _read(self) -> Connection:
         return self.engine.connect()
 
+    def connect(self) -> Connection:
+        """A connection for the queries of :mod:`ragmeter.store.read` (a context manager; one
+        read transaction for everything asked inside it)."""
+        return self.engine.connect()
+
     def _write(self) -> Connection:
         return self.engine.connect().execution_options(ragmeter_write=True)
 
@@ -199,21 +204,14 @@ class Store:
     ) -> list[dict[str, Any]]:
         """Runs, newest first, with the filters the CLI and dashboard offer."""
         runs = schema.runs
-        query = select(runs)
-        if project is not None:
-            query = query.where(runs.c.project == project)
-        if system is not None:
-            query = query.where(runs.c.system == system)
-        if evaluation is not None:
-            query = query.where(runs.c.evaluation_id == evaluation)
-        if since is not None:
-            query = query.where(runs.c.created_at >= _naive_utc(since))
-        if tag is not None:
-            query = query.where(
-                runs.c.key.in_(
-                    select(schema.run_tags.c.run_key).where(schema.run_tags.c.tag == tag)
-                )
-            )
+        query = read.runs_filter(
+            select(runs),
+            project=project,
+            system=system,
+            tag=tag,
+            evaluation=evaluation,
+            since=_naive_utc(since),
+        )
         query = query.order_by(runs.c.created_at.desc(), runs.c.key.desc()).offset(offset)
         if limit is not None:
             query = query.limit(limit)
@@ -221,12 +219,9 @@ class Store:
             return [run_dict(r) for r in conn.execute(query)]
 
     def count_runs(self, *, project: str | None = None, system: str | None = None) -> int:
-        runs = schema.runs
-        query = select(func.count()).select_from(runs)
-        if project is not None:
-            query = query.where(runs.c.project == project)
-        if system is not None:
-            query = query.where(runs.c.system == system)
+        query = read.runs_filter(
+            select(func.count()).select_from(schema.runs), project=project, system=system
+        )
         with self._read() as conn:
             return int(conn.execute(query).scalar_one())
 

@@ -249,7 +249,7 @@ def create_app(
         return parts, False
 
     def _exists(parts: list[str]) -> bool:
-        with handle.engine.connect() as conn:
+        with handle.connect() as conn:
             if len(parts) == 1:
                 return read.run_exists(conn, parts[0])
             if len(parts) == 3:

@@ -95,7 +95,7 @@ def compare_page(store: Store, params: Mapping[str, Any], *, auto_test_rows: int
     )
     run_tests = mode == "all" or (mode == "auto" and joined <= auto_test_rows)
     rows = []
-    with store.engine.connect() as conn:
+    with store.connect() as conn:
         keys = {rid: read.run_key(conn, rid, store.url) for rid in run_ids}
         for task, metric in pairs:
             info = metric_info(task, metric)

@@ -118,7 +118,7 @@ def _run_fields(row: Any) -> dict[str, Any]:
 
 
 def _must_exist(store: Store, run_id: str) -> None:
-    with store.engine.connect() as conn:
+    with store.connect() as conn:
         read.run_key(conn, run_id, store.url)
 
 
@@ -136,7 +136,7 @@ def runs_page(store: Store, params: Mapping[str, str]) -> dict[str, Any]:
             ) from None
     per_page = _int(params, "per_page", PER_PAGE, 1, MAX_PER_PAGE)
     page = _int(params, "page", 1, 1, 10**9)
-    with store.engine.connect() as conn:
+    with store.connect() as conn:
         rows, total = read.list_runs(
             conn,
             limit=per_page,
@@ -210,7 +210,7 @@ def run_page(
     store: Store, run_id: str, params: Mapping[str, str], *, cache: ReportCache | None = None
 ) -> dict[str, Any]:
     """The report of one run plus its per-sample table (paged, sorted and searched in SQL)."""
-    with store.engine.connect() as conn:
+    with store.connect() as conn:
         run_key = read.run_key(conn, run_id, store.url)
     worst = _int(params, "worst", 5, 1, 50)
     derive = params.get("derive") or ""
@@ -246,7 +246,7 @@ def run_page(
     rows: list[dict[str, Any]] = []
     total = 0
     if selected is not None:
-        with store.engine.connect() as conn:
+        with store.connect() as conn:
             key = read.run_key(conn, run_id, store.url)
             rows, total = read.sample_page(
                 conn,
@@ -419,7 +419,7 @@ def sample_page(
 # -- /trends ----------------------------------------------------------------------------------
 def trends_page(store: Store, params: Mapping[str, str]) -> dict[str, Any]:
     """A metric over time per system in one project, each point labelled with the version."""
-    with store.engine.connect() as conn:
+    with store.connect() as conn:
         projects = read.distinct(conn, "project")
         project = params.get("project") or (projects[0] if len(projects) == 1 else None)
         available = read.project_metrics(conn, project) if project else []
