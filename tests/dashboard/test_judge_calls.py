@@ -1,5 +1,6 @@
 """The sample page shows each judge call's prompt and reply, looked up read-only in the judge
-cache by the keys the judge engine records in the stored detail (dashboard.md §2)."""
+cache by the keys the judge engine records in the stored detail (docs/dashboard.md, "Pages and
+URLs")."""
 
 from __future__ import annotations
 
