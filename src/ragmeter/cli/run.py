@@ -498,6 +498,6 @@ def _write_report(result) -> None:  # type: ignore[no-untyped-def]
             "ragmeter run: --report skipped: the HTML report is not part of this build", err=True
         )
         return
-    # from the store the runs were saved to, or (--no-store) from a throwaway one
+    # from the store the runs were saved to, or (--no-store) from the run records in memory
     target = write_evaluation_report(result)
     typer.echo(f"report: {target}", err=True)

@@ -1,4 +1,4 @@
-"""The single-file HTML report (``specs/dashboard.md`` §1).
+"""The single-file HTML report (``docs/dashboard.md``, "The report").
 
 :func:`write_report` reads runs from the results store and writes one self-contained HTML file:
 every stylesheet, script and number inlined, no request to any other host, readable from a
@@ -23,7 +23,7 @@ __all__ = ["build_report", "render_report", "write_evaluation_report", "write_re
 def _open(store: Any) -> tuple[Any, bool]:
     from ragmeter.store import Store
 
-    if isinstance(store, Store):
+    if isinstance(store, Store) or hasattr(store, "connected"):  # a Store, or a reader of one
         return store, False
     return Store(store, readonly=True), True  # a report reads; it never creates or upgrades
 
@@ -60,9 +60,11 @@ def write_report(
 ) -> Path:
     """Write the report of ``runs`` (refs as :meth:`Store.resolve` takes them) to ``output``.
 
-    ``store`` is a store URL, a path, an open :class:`~ragmeter.store.Store`, or ``None`` for the
-    default store. The file is written atomically. Options: ``worst`` (samples per metric in
-    the error analysis, default 5), ``bins`` (histogram bins, default 20), ``title``.
+    ``store`` is a store URL, a path, an open :class:`~ragmeter.store.Store`, ``None`` for the
+    default store, or a reader of :mod:`ragmeter.store.reader` (such as
+    :class:`~ragmeter.store.memory.MemoryReader` over runs that were not stored). The file is
+    written atomically. Options: ``worst`` (samples per metric in the error analysis, default
+    5), ``bins`` (histogram bins, default 20), ``title``.
     """
     from ragmeter.io.files import atomic_write
 
@@ -80,11 +82,9 @@ def write_evaluation_report(
 ) -> Path:
     """The report of an :class:`~ragmeter.runner.evaluation.EvaluationResult` (``ragmeter run
     --report``): read back from the store it was saved to, or, when it was not stored
-    (``--no-store``), from a throwaway store holding just its runs. ``output`` defaults to
+    (``--no-store``), from its run records in memory (no database). ``output`` defaults to
     ``report.html`` in the results folder (else the working directory)."""
-    import tempfile
-
-    from ragmeter.store import Store
+    from ragmeter.store.memory import MemoryReader
 
     saved = getattr(result, "saved", None) or {}
     if output is None:
@@ -93,9 +93,4 @@ def write_evaluation_report(
     run_ids = list(result.run_ids.values())
     if saved.get("store"):
         return write_report(saved["store"], run_ids, output, **options)
-    with (
-        tempfile.TemporaryDirectory(prefix="ragmeter-report-") as tmp,
-        Store(Path(tmp) / "report.db") as store,
-    ):
-        store.write(result.run_records())
-        return write_report(store, run_ids, output, **options)
+    return write_report(MemoryReader(result.run_records()), run_ids, output, **options)

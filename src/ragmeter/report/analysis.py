@@ -116,7 +116,8 @@ def top_confusions(
     labels: Sequence[str], matrix: Sequence[Sequence[int]], k: int = 10
 ) -> list[dict[str, Any]]:
     """Off-diagonal cells by count (descending), then gold, then predicted label (ascending),
-    the order of ``specs/extraction.md`` §4.3; each with its share of the gold label's items.
+    the order of ``top_confusions`` in ``docs/extraction.md``; each with its share of the gold
+    label's items.
 
     >>> top_confusions(["A", "M"], [[2, 1], [3, 4]])
     [{'gold': 'M', 'pred': 'A', 'count': 3, 'share': 0.42857142857142855}, \
@@ -151,9 +152,10 @@ def ner_error_kinds(counts: Mapping[str, Mapping[str, float]]) -> dict[str, int]
 
     ``counts`` maps a schema (``strict``, ``exact``, ``partial``, ``type``) to its counts summed
     over documents. Missed and spurious are the unmatched gold spans and predictions (the same
-    under every schema: matching pairs every overlap it can, ``extraction.md`` §3.3). Of the
-    matched pairs, ``strict`` counts the fully correct ones; ``exact`` (or ``partial``) COR adds
-    those with the right boundaries whatever the type, so their difference is "wrong type";
+    under every schema: matching pairs every overlap it can, ``docs/extraction.md``,
+    "SemEval-2013 schemas"). Of the matched pairs, ``strict`` counts the fully correct ones;
+    ``exact`` (or ``partial``) COR adds those with the right boundaries whatever the type, so
+    their difference is "wrong type";
     ``type`` COR adds those with the right type that overlap, so its difference is "wrong
     boundaries"; the rest of strict INC is both. Without ``type`` (or without ``exact`` and
     ``partial``) the split is coarser and labelled so. ``None`` without a strict schema.
@@ -268,8 +270,9 @@ NO_CI_SETTING = "no CI (set compare.ci: bca)"
 def ci_reason(comparison: Mapping[str, Any], config: Mapping[str, Any] | None) -> str | None:
     """Why a stored comparison has no CI of its difference, or ``None`` when it has one.
 
-    The runner computes a bootstrap CI only when ``compare.ci`` is set (``runner.md`` §1, off
-    by default); else the reason the test gave (e.g. no variance), else a generic one.
+    The runner computes a bootstrap CI only when ``compare.ci`` is set (``docs/runner.md``,
+    "Comparisons with the baseline"; off by default); else the reason the test gave (e.g. no
+    variance), else a generic one.
 
     >>> ci_reason({"ci_low": None, "ci_high": None}, {"compare": {"test": "t"}})
     'no CI (set compare.ci: bca)'

@@ -1,4 +1,5 @@
-"""The results store (``specs/runner.md`` §4): SQLite (WAL) by default, PostgreSQL by URL.
+"""The results store: SQLite (WAL) by default, PostgreSQL by URL (``docs/runner.md``, "The
+results store").
 
 >>> from ragmeter.store import open_store
 >>> import tempfile, os

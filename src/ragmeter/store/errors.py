@@ -1,4 +1,5 @@
-"""Database failures as one line naming the store and the cause (DESIGN.md, "Honest failures").
+"""Database failures as one line naming the store and the cause (``docs/runner.md``, "Write
+failures").
 
 SQLAlchemy, sqlite3 and psycopg report a read-only file, a full disk, a missing privilege or an
 unreachable server as exceptions with driver text, SQL and a link to SQLAlchemy's docs. The

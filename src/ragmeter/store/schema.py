@@ -5,7 +5,7 @@ the runs of every system of one config). Every other table hangs off ``runs.key`
 integer, so that the per-sample table of a million rows stays compact and its primary key is the
 order in which the report and dashboard page through it.
 
-What the report and the dashboard read (``specs/dashboard.md``): runs with their gate verdicts
+What the report and the dashboard read (``docs/dashboard.md``): runs with their gate verdicts
 (``runs``, ``gate_results``), metrics with CIs and status counts overall and per stratum
 (``metrics``), per-sample values with details (``samples``), each sample's inputs, gold and outputs
 for a sample page (``sample_records``), comparisons against the baseline (``comparisons``) and

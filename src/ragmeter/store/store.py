@@ -1,18 +1,16 @@
 """The results store: write evaluations transactionally, read runs back for CLI, report and web.
 
 Every evaluation (all runs of one ``ragmeter run``) is written in one transaction: readers see all
-of it or none of it, and a crash half-way leaves nothing behind. Per-sample values go in through
-the driver's fastest path (``executemany`` on SQLite, ``COPY`` on PostgreSQL), sorted by the
-primary key so the B-tree only ever appends.
+of it or none of it, and a crash half-way leaves nothing behind. The rows themselves are built in
+:mod:`ragmeter.store.write`; the report's and dashboard's queries (histograms, worst samples,
+paging) are in :mod:`ragmeter.store.read`; :class:`Store` is the one handle over both.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from datetime import datetime, timezone
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import pyarrow as pa
@@ -20,11 +18,9 @@ from sqlalchemy import and_, delete, func, or_, select
 from sqlalchemy.engine import Connection, Engine
 
 from ragmeter import status as st
-from ragmeter._version import __version__
 from ragmeter.errors import UsageError
-from ragmeter.io.jsonutil import dumps
-from ragmeter.result import SAMPLES_SCHEMA, Aggregate
-from ragmeter.store import schema
+from ragmeter.result import Aggregate
+from ragmeter.store import read, schema
 from ragmeter.store.checks import check_sqlite_file, probe_store
 from ragmeter.store.engine import (
     DEFAULT_STORE,
@@ -37,125 +33,31 @@ from ragmeter.store.errors import database_errors
 from ragmeter.store.migrations import check_schema, ensure_schema
 from ragmeter.store.records import RunRecord
 
-__all__ = ["Store", "open_store", "probe_store"]
-
-RUN_FIELDS = (
-    "id",
-    "evaluation_id",
-    "project",
-    "system",
-    "system_version",
-    "created_at",
-    "finished_at",
-    "ragmeter_version",
-    "config_hash",
-    "dataset_hash",
-    "dataset_path",
-    "dataset_split",
-    "n_samples",
-    "status",
-    "gate_status",
-    "is_baseline",
-    "baseline_run_id",
-    "tags",
-    "notes",
+# the column encodings live in rows.py; these names stay importable from here
+from ragmeter.store.rows import (
+    RUN_FIELDS,
+    comparison_dict,
+    detail_object,
+    gate_dict,
+    iso,
+    json_detail,
+    metric_dict,
+    run_dict,
+    task_dict,
 )
+from ragmeter.store.rows import loads as _loads
+from ragmeter.store.rows import naive_utc as _naive_utc
+from ragmeter.store.write import insert_children, insert_run
 
-_SAMPLE_COLUMNS = ("run_key", "task", "metric", "sample_id", "value", "status", "detail")
-_RECORD_COLUMNS = ("run_key", "task", "sample_id", "gold_id", "strata", "record")
-
-
-def iso(ts: datetime | None) -> str | None:
-    """UTC timestamp as ISO 8601 with a ``Z`` (the store keeps naive UTC)."""
-    if ts is None:
-        return None
-    return ts.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
-
-
-def _naive_utc(ts: datetime | None) -> datetime | None:
-    if ts is None:
-        return None
-    if ts.tzinfo is not None:
-        ts = ts.astimezone(timezone.utc).replace(tzinfo=None)
-    return ts
-
-
-def _fast_dumps(obj: Any) -> str:
-    """JSON of plain records (the common case) without the recursive conversion of
-    :func:`~ragmeter.io.jsonutil.dumps`, which is only used when something is not plain."""
-    try:
-        return json.dumps(obj, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError):
-        return dumps(obj)
-
-
-def _loads(text: str | None, default: Any = None) -> Any:
-    return json.loads(text) if text else default
-
-
-def json_detail(detail: str | None) -> str | None:
-    """A per-sample ``detail`` as the store keeps it: always a JSON object or array (runner.md
-    §4). Engines write JSON or a plain reason (``connection error after 6 attempts``); a plain
-    reason becomes ``{"reason": text}``, so every reader can parse every detail. Empty is None.
-
-    >>> json_detail("connection error after 6 attempts")
-    '{"reason": "connection error after 6 attempts"}'
-    >>> json_detail('{"gold": "M", "pred": "A"}')
-    '{"gold": "M", "pred": "A"}'
-    >>> json_detail("{not json") is None, json_detail("") is None
-    (False, True)
-    """
-    if not detail:
-        return None
-    text = detail.strip()
-    if text[:1] in ("{", "[") and text[-1:] in ("}", "]"):
-        try:
-            json.loads(text)
-            return detail
-        except ValueError:
-            pass
-    return json.dumps({"reason": detail}, ensure_ascii=False)
-
-
-def detail_object(detail: str | None) -> Any:
-    """A stored detail parsed (a store written before details were always JSON may still
-    hold plain text: that reads as ``{"reason": text}``)."""
-    normal = json_detail(detail)
-    return None if normal is None else json.loads(normal)
-
-
-def _finite(x: Any) -> float | None:
-    if x is None:
-        return None
-    x = float(x)
-    return x if math.isfinite(x) else None
-
-
-def _metric_row(
-    run_key: int, task: str, metric: str, agg: Aggregate, factor: str | None, level: str | None
-) -> dict[str, Any]:
-    value, value_json = None, None
-    if isinstance(agg.value, bool) or (agg.value is not None and not isinstance(agg.value, float)):
-        if isinstance(agg.value, int) and not isinstance(agg.value, bool):
-            value = float(agg.value)
-        else:
-            value_json = dumps(agg.value)
-    elif agg.value is not None:
-        value = float(agg.value)
-    return {
-        "run_key": run_key,
-        "task": task,
-        "metric": metric,
-        "factor": factor,
-        "level": level,
-        "value": value,
-        "value_json": value_json,
-        "n": int(agg.n),
-        "ci_low": _finite(agg.ci_low),
-        "ci_high": _finite(agg.ci_high),
-        "status_counts": dumps(dict(agg.status_counts)),
-        "reason": agg.reason,
-    }
+__all__ = [
+    "RUN_FIELDS",
+    "Store",
+    "detail_object",
+    "iso",
+    "json_detail",
+    "open_store",
+    "probe_store",
+]
 
 
 class Store:
@@ -210,6 +112,11 @@ class Store:
     def _read(self) -> Connection:
         return self.engine.connect()
 
+    def connect(self) -> Connection:
+        """A connection for the queries of :mod:`ragmeter.store.read` (a context manager; one
+        read transaction for everything asked inside it)."""
+        return self.engine.connect()
+
     def _write(self) -> Connection:
         return self.engine.connect().execution_options(ragmeter_write=True)
 
@@ -223,120 +130,10 @@ class Store:
         with database_errors(self.url, writing=True), self._write() as conn, conn.begin():
             keys: dict[str, int] = {}
             for run in runs:
-                keys[run.id] = self._insert_run(conn, run)
+                keys[run.id] = insert_run(conn, run, self.url)
             for run in runs:
-                self._insert_children(conn, keys[run.id], run)
+                insert_children(conn, keys[run.id], run)
         return [r.id for r in runs]
-
-    def _insert_run(self, conn: Connection, run: RunRecord) -> int:
-        exists = conn.execute(select(schema.runs.c.key).where(schema.runs.c.id == run.id)).first()
-        if exists:
-            raise UsageError(f"a run with id {run.id!r} is already in the store {self.url}")
-        result = conn.execute(
-            schema.runs.insert().values(
-                id=run.id,
-                evaluation_id=run.evaluation_id,
-                project=run.project,
-                system=run.system,
-                system_version=run.system_version,
-                created_at=_naive_utc(run.created_at),
-                finished_at=_naive_utc(run.finished_at),
-                ragmeter_version=__version__,
-                config_hash=run.config_hash,
-                dataset_hash=run.dataset_hash,
-                dataset_path=run.dataset_path,
-                dataset_split=run.dataset_split,
-                n_samples=run.n_samples,
-                status="complete",
-                gate_status=run.gate_status,
-                is_baseline=bool(run.is_baseline),
-                baseline_run_id=run.baseline_run_id,
-                tags=dumps(list(run.tags)),
-                notes=run.notes,
-                config=dumps(run.config),
-                metadata=dumps(run.metadata),
-            )
-        )
-        return int(result.inserted_primary_key[0])
-
-    def _insert_children(self, conn: Connection, key: int, run: RunRecord) -> None:
-        if run.tags:
-            conn.execute(
-                schema.run_tags.insert(),
-                [{"run_key": key, "tag": t} for t in dict.fromkeys(run.tags)],
-            )
-        task_rows, metric_rows = [], []
-        for t in run.tasks:
-            task_rows.append(
-                {
-                    "run_key": key,
-                    "task": t.task,
-                    "status": t.status,
-                    "reason": t.reason,
-                    "input_hash": t.input_hash,
-                    "reused": bool(t.reused),
-                    "n_units": len(t.records) if t.records else None,
-                    "metrics": dumps(list(t.metrics)),
-                    "metadata": dumps(t.metadata),
-                    "warnings": dumps(list(t.warnings)),
-                }
-            )
-            if t.result is None:
-                continue
-            for name, agg in t.result.aggregates.items():
-                metric_rows.append(_metric_row(key, t.task, name, agg, None, None))
-            for factor, levels in t.result.strata.items():
-                for level, aggs in levels.items():
-                    for name, agg in aggs.items():
-                        metric_rows.append(_metric_row(key, t.task, name, agg, factor, str(level)))
-        if task_rows:
-            conn.execute(schema.run_tasks.insert(), task_rows)
-        if metric_rows:
-            conn.execute(schema.metrics.insert(), metric_rows)
-        for t in run.tasks:
-            if t.result is not None and t.result.samples.num_rows:
-                _bulk_insert(conn, schema.samples.name, _SAMPLE_COLUMNS, _sample_rows(key, t))
-            if t.records:
-                rows = sorted(
-                    (
-                        (
-                            key,
-                            t.task,
-                            r.sample_id,
-                            r.gold_id,
-                            _fast_dumps(r.strata),
-                            _fast_dumps(r.record),
-                        )
-                        for r in t.records
-                    ),
-                    key=lambda row: row[2],
-                )
-                _bulk_insert(conn, schema.sample_records.name, _RECORD_COLUMNS, rows)
-        if run.comparisons:
-            conn.execute(
-                schema.comparisons.insert(),
-                [_comparison_row(key, c) for c in run.comparisons],
-            )
-        if run.gates:
-            conn.execute(
-                schema.gate_results.insert(),
-                [
-                    {
-                        "run_key": key,
-                        "position": i,
-                        "rule": g["rule"],
-                        "kind": g["kind"],
-                        "metric": g["metric"],
-                        "value": _finite(g.get("value")),
-                        "threshold": _finite(g.get("threshold")),
-                        "p_value": _finite(g.get("p_value")),
-                        "baseline_run_id": g.get("baseline_run_id"),
-                        "verdict": g["verdict"],
-                        "reason": g.get("reason"),
-                    }
-                    for i, g in enumerate(run.gates)
-                ],
-            )
 
     # -- finding runs ---------------------------------------------------------------------------
     def _run_row(self, conn: Connection, run_id: str) -> Any:
@@ -407,34 +204,24 @@ class Store:
     ) -> list[dict[str, Any]]:
         """Runs, newest first, with the filters the CLI and dashboard offer."""
         runs = schema.runs
-        query = select(runs)
-        if project is not None:
-            query = query.where(runs.c.project == project)
-        if system is not None:
-            query = query.where(runs.c.system == system)
-        if evaluation is not None:
-            query = query.where(runs.c.evaluation_id == evaluation)
-        if since is not None:
-            query = query.where(runs.c.created_at >= _naive_utc(since))
-        if tag is not None:
-            query = query.where(
-                runs.c.key.in_(
-                    select(schema.run_tags.c.run_key).where(schema.run_tags.c.tag == tag)
-                )
-            )
+        query = read.runs_filter(
+            select(runs),
+            project=project,
+            system=system,
+            tag=tag,
+            evaluation=evaluation,
+            since=_naive_utc(since),
+        )
         query = query.order_by(runs.c.created_at.desc(), runs.c.key.desc()).offset(offset)
         if limit is not None:
             query = query.limit(limit)
         with self._read() as conn:
-            return [_run_dict(r) for r in conn.execute(query)]
+            return [run_dict(r) for r in conn.execute(query)]
 
     def count_runs(self, *, project: str | None = None, system: str | None = None) -> int:
-        runs = schema.runs
-        query = select(func.count()).select_from(runs)
-        if project is not None:
-            query = query.where(runs.c.project == project)
-        if system is not None:
-            query = query.where(runs.c.system == system)
+        query = read.runs_filter(
+            select(func.count()).select_from(schema.runs), project=project, system=system
+        )
         with self._read() as conn:
             return int(conn.execute(query).scalar_one())
 
@@ -442,7 +229,7 @@ class Store:
         """One run's fields; with ``full``, also its config and metadata."""
         with self._read() as conn:
             row = self._run_row(conn, run_id)
-        out = _run_dict(row)
+        out = run_dict(row)
         if full:
             out["config"] = _loads(row.config, {})
             out["metadata"] = _loads(row.metadata, {})
@@ -454,22 +241,8 @@ class Store:
         with self._read() as conn:
             key = self._key(conn, run_id)
             rows = conn.execute(select(t).where(t.c.run_key == key)).all()
-        order = _task_order()
-        out = [
-            {
-                "task": r.task,
-                "status": r.status,
-                "reason": r.reason,
-                "input_hash": r.input_hash,
-                "reused": bool(r.reused),
-                "n_units": r.n_units,
-                "metrics": _loads(r.metrics, []),
-                "metadata": _loads(r.metadata, {}),
-                "warnings": _loads(r.warnings, []),
-            }
-            for r in rows
-        ]
-        return sorted(out, key=lambda d: order(d["task"]))
+        order = task_order()
+        return sorted((task_dict(r._mapping) for r in rows), key=lambda d: order(d["task"]))
 
     def metrics(
         self, run_id: str, *, task: str | None = None, strata: bool = False
@@ -484,21 +257,7 @@ class Store:
             if not strata:
                 query = query.where(m.c.factor.is_(None))
             rows = conn.execute(query.order_by(m.c.id)).all()
-        return [
-            {
-                "task": r.task,
-                "metric": r.metric,
-                "factor": r.factor,
-                "level": r.level,
-                "value": r.value if r.value_json is None else json.loads(r.value_json),
-                "n": r.n,
-                "ci_low": r.ci_low,
-                "ci_high": r.ci_high,
-                "status_counts": _loads(r.status_counts, {}),
-                "reason": r.reason,
-            }
-            for r in rows
-        ]
+        return [metric_dict(r._mapping) for r in rows]
 
     def aggregates(self, run_id: str) -> dict[str, dict[str, Aggregate]]:
         """Overall aggregates by task, as :class:`~ragmeter.result.Aggregate` objects."""
@@ -519,25 +278,14 @@ class Store:
         with self._read() as conn:
             key = self._key(conn, run_id)
             rows = conn.execute(select(c).where(c.c.run_key == key).order_by(c.c.id)).all()
-        out = []
-        for r in rows:
-            d = {k: v for k, v in r._mapping.items() if k not in ("id", "run_key")}
-            for flag in ("significant", "degenerate"):
-                if d[flag] is not None:
-                    d[flag] = bool(d[flag])
-            d["detail"] = _loads(r.detail, None)
-            out.append(d)
-        return out
+        return [comparison_dict(r._mapping) for r in rows]
 
     def gates(self, run_id: str) -> list[dict[str, Any]]:
         g = schema.gate_results
         with self._read() as conn:
             key = self._key(conn, run_id)
             rows = conn.execute(select(g).where(g.c.run_key == key).order_by(g.c.position)).all()
-        return [
-            {k: v for k, v in r._mapping.items() if k not in ("id", "run_key", "position")}
-            for r in rows
-        ]
+        return [gate_dict(r._mapping) for r in rows]
 
     def series(self, run_id: str) -> list[tuple[str, str]]:
         """The (task, metric) pairs that have per-sample values in the run."""
@@ -792,91 +540,12 @@ class Store:
         return out
 
 
-def _run_dict(row: Any) -> dict[str, Any]:
-    out = {name: getattr(row, name) for name in RUN_FIELDS}
-    out["created_at"] = iso(row.created_at)
-    out["finished_at"] = iso(row.finished_at)
-    out["tags"] = _loads(row.tags, [])
-    out["is_baseline"] = bool(row.is_baseline)
-    return out
-
-
-def _task_order() -> Any:
+def task_order() -> Any:
+    """Sort key of task names: the registry's task order, unknown tasks last by name."""
     from ragmeter.registry import TASK_PROVIDERS
 
     names = list(TASK_PROVIDERS)
     return lambda t: (names.index(t) if t in names else len(names), t)
-
-
-def _sample_rows(key: int, task_record: Any) -> Iterator[tuple[Any, ...]]:
-    import pyarrow.compute as pc
-
-    table = task_record.result.samples.cast(SAMPLES_SCHEMA)
-    order = pc.sort_indices(table, sort_keys=[("metric", "ascending"), ("id", "ascending")])
-    table = table.take(order)
-    task = task_record.task
-    normal: dict[str | None, str | None] = {}  # details repeat (labels, reasons): check each once
-    details = []
-    for d in table.column("detail").to_pylist():
-        if d not in normal:
-            normal[d] = json_detail(d)
-        details.append(normal[d])
-    return zip(
-        [key] * table.num_rows,
-        [task] * table.num_rows,
-        table.column("metric").to_pylist(),
-        table.column("id").to_pylist(),
-        table.column("value").to_pylist(),
-        table.column("status").to_pylist(),
-        details,
-        strict=True,
-    )
-
-
-def _bulk_insert(
-    conn: Connection, table: str, columns: Sequence[str], rows: Iterable[tuple[Any, ...]]
-) -> None:
-    """Insert many rows through the driver's fast path, inside the caller's transaction."""
-    if conn.dialect.name == "postgresql":
-        raw = conn.connection.driver_connection
-        sql = f"COPY {table} ({', '.join(columns)}) FROM STDIN"
-        with raw.cursor() as cur, cur.copy(sql) as copy:  # type: ignore[union-attr]
-            for row in rows:
-                copy.write_row(row)
-        return
-    placeholders = ", ".join("?" for _ in columns)
-    cur = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
-    try:
-        cur.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({placeholders})", rows)
-    finally:
-        cur.close()
-
-
-def _comparison_row(key: int, c: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "run_key": key,
-        "baseline_run_id": c["baseline_run_id"],
-        "task": c["task"],
-        "metric": c["metric"],
-        "test": c["test"],
-        "n": c.get("n"),
-        "mean": _finite(c.get("mean")),
-        "baseline_mean": _finite(c.get("baseline_mean")),
-        "mean_diff": _finite(c.get("mean_diff")),
-        "statistic": _finite(c.get("statistic")),
-        "p_value": _finite(c.get("p_value")),
-        "p_adjusted": _finite(c.get("p_adjusted")),
-        "correction": c.get("correction"),
-        "alpha": _finite(c.get("alpha")),
-        "significant": c.get("significant"),
-        "ci_low": _finite(c.get("ci_low")),
-        "ci_high": _finite(c.get("ci_high")),
-        "effect_size": _finite(c.get("effect_size")),
-        "seed": c.get("seed"),
-        "degenerate": c.get("degenerate"),
-        "reason": c.get("reason"),
-        "detail": dumps(c.get("detail")) if c.get("detail") is not None else None,
-    }
 
 
 def open_store(url: str | os.PathLike[str] | None = None, *, readonly: bool = False) -> Store:

@@ -1,6 +1,6 @@
-"""The local dashboard (``specs/dashboard.md`` §2): ``ragmeter serve``, a read-only web app over
-the results store. Needs ``ragmeter[web]`` (Starlette, uvicorn); importing this package does not
-import them, :func:`create_app` does.
+"""The local dashboard (``docs/dashboard.md``, "The dashboard"): ``ragmeter serve``, a read-only
+web app over the results store. Needs ``ragmeter[web]`` (Starlette, uvicorn); importing this
+package does not import them, :func:`create_app` does.
 
 The templates it shares with the HTML report live in ``ragmeter/report/templates``; its own in
 ``templates/``; the chart library and stylesheet in ``static/`` (vendored, never from a CDN).

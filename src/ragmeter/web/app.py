@@ -37,10 +37,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ragmeter.errors import UsageError
 from ragmeter.io.jsonutil import to_jsonable
-from ragmeter.report.queries import NotFound
 from ragmeter.report.render import STATIC_DIR, environment, url_id
 from ragmeter.status import STATUSES
-from ragmeter.store import Store
+from ragmeter.store import Store, read
+from ragmeter.store.read import NotFound
 from ragmeter.web import pages
 
 __all__ = ["create_app"]
@@ -249,28 +249,11 @@ def create_app(
         return parts, False
 
     def _exists(parts: list[str]) -> bool:
-        from sqlalchemy import select
-
-        from ragmeter.store import schema
-
-        with handle.engine.connect() as conn:
+        with handle.connect() as conn:
             if len(parts) == 1:
-                runs = schema.runs
-                return (
-                    conn.execute(select(runs.c.key).where(runs.c.id == parts[0])).first()
-                    is not None
-                )
+                return read.run_exists(conn, parts[0])
             if len(parts) == 3:
-                runs, s = schema.runs, schema.samples
-                key = conn.execute(select(runs.c.key).where(runs.c.id == parts[0])).first()
-                if key is None:
-                    return False
-                hit = conn.execute(
-                    select(s.c.sample_id)
-                    .where(s.c.run_key == key[0], s.c.sample_id == parts[2])
-                    .limit(1)
-                ).first()
-                return hit is not None
+                return read.sample_exists(conn, parts[0], parts[2])
         return False
 
     def runs(request: Request) -> dict[str, Any]:

@@ -1,10 +1,10 @@
-"""The dashboard's pages as JSON-ready dicts (``specs/dashboard.md`` §2).
+"""The dashboard's pages as JSON-ready dicts (``docs/dashboard.md``, "Pages and URLs").
 
 Each function reads the store and returns what one page shows; the app renders it with a
 template or returns it as JSON. Nothing here imports Starlette, so the pages are tested without
 a server. Query parameters arrive as plain strings and are validated here: a bad one raises
 :class:`~ragmeter.errors.UsageError` (400), an unknown run or sample
-:class:`~ragmeter.report.queries.NotFound` (404).
+:class:`~ragmeter.store.read.NotFound` (404).
 """
 
 from __future__ import annotations
@@ -17,16 +17,13 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import InputError, UsageError
-from ragmeter.report import analysis, queries
-from ragmeter.report.view import (
-    build_report,
-    metric_info,
-    parse_detail,
-    record_summary,
-    task_order_key,
-)
-from ragmeter.store import Store
-from ragmeter.store.store import RUN_FIELDS, iso
+from ragmeter.report import analysis
+from ragmeter.report.common import metric_info, parse_detail, record_summary, task_order_key
+from ragmeter.report.view import build_report
+from ragmeter.store import Store, read
+from ragmeter.store.rows import RUN_FIELDS, iso
+from ragmeter.web import compare
+from ragmeter.web.compare import MAX_COMPARE_RUNS  # noqa: F401  (its old home)
 
 if TYPE_CHECKING:
     from ragmeter.judge.cache import CacheReader
@@ -48,8 +45,6 @@ MAX_PARAM_CHARS = 1_000
 """Longest query-parameter value a page accepts: a search, a run id or a list of them is far
 shorter, and a longer one only makes the database work (a LIKE pattern of 100,000 characters)."""
 MAX_PARAMS = 50
-MAX_COMPARE_RUNS = 20
-"""Runs one compare page puts side by side (each adds its metrics, tests and a chart series)."""
 
 
 def check_params(items: Sequence[tuple[str, str]]) -> None:
@@ -123,8 +118,8 @@ def _run_fields(row: Any) -> dict[str, Any]:
 
 
 def _must_exist(store: Store, run_id: str) -> None:
-    with store.engine.connect() as conn:
-        queries.run_key(conn, run_id, store.url)
+    with store.connect() as conn:
+        read.run_key(conn, run_id, store.url)
 
 
 # -- / ----------------------------------------------------------------------------------------
@@ -141,8 +136,8 @@ def runs_page(store: Store, params: Mapping[str, str]) -> dict[str, Any]:
             ) from None
     per_page = _int(params, "per_page", PER_PAGE, 1, MAX_PER_PAGE)
     page = _int(params, "page", 1, 1, 10**9)
-    with store.engine.connect() as conn:
-        rows, total = queries.list_runs(
+    with store.connect() as conn:
+        rows, total = read.list_runs(
             conn,
             limit=per_page,
             offset=(page - 1) * per_page,
@@ -151,7 +146,7 @@ def runs_page(store: Store, params: Mapping[str, str]) -> dict[str, Any]:
             **filters,
         )
         keys = [r.key for r in rows]
-        firsts = queries.first_metrics(conn, keys)
+        firsts = read.first_metrics(conn, keys)
         headline: list[tuple[str, str]] = []
         for key in keys:
             for pair in firsts.get(key, []):
@@ -160,11 +155,11 @@ def runs_page(store: Store, params: Mapping[str, str]) -> dict[str, Any]:
         first_seen = {pair: i for i, pair in enumerate(headline)}
         headline = sorted(headline, key=lambda p: (task_order_key(p[0]), first_seen[p]))
         headline = headline[:HEADLINE_COLUMNS]
-        values = queries.headline_rows(conn, keys, headline)
+        values = read.headline_rows(conn, keys, headline)
         options = {
-            "projects": queries.distinct(conn, "project"),
-            "systems": queries.distinct(conn, "system"),
-            "tags": queries.all_tags(conn),
+            "projects": read.distinct(conn, "project"),
+            "systems": read.distinct(conn, "system"),
+            "tags": read.all_tags(conn),
         }
     runs = []
     for r in rows:
@@ -215,8 +210,8 @@ def run_page(
     store: Store, run_id: str, params: Mapping[str, str], *, cache: ReportCache | None = None
 ) -> dict[str, Any]:
     """The report of one run plus its per-sample table (paged, sorted and searched in SQL)."""
-    with store.engine.connect() as conn:
-        run_key = queries.run_key(conn, run_id, store.url)
+    with store.connect() as conn:
+        run_key = read.run_key(conn, run_id, store.url)
     worst = _int(params, "worst", 5, 1, 50)
     derive = params.get("derive") or ""
     if derive not in ("", "all"):
@@ -239,8 +234,8 @@ def run_page(
     if selected is None and series:
         selected = series[0]
     sort = params.get("sort") or "sample_id"
-    if sort not in queries.SORTS:
-        raise UsageError(f"sort: {sort!r} (expected one of {', '.join(queries.SORTS)})")
+    if sort not in read.SORTS:
+        raise UsageError(f"sort: {sort!r} (expected one of {', '.join(read.SORTS)})")
     order = params.get("order") or "asc"
     if order not in ("asc", "desc"):
         raise UsageError(f"order: {order!r} (expected asc or desc)")
@@ -251,9 +246,9 @@ def run_page(
     rows: list[dict[str, Any]] = []
     total = 0
     if selected is not None:
-        with store.engine.connect() as conn:
-            key = queries.run_key(conn, run_id, store.url)
-            rows, total = queries.sample_page(
+        with store.connect() as conn:
+            key = read.run_key(conn, run_id, store.url)
+            rows, total = read.sample_page(
                 conn,
                 key,
                 selected["task"],
@@ -377,7 +372,7 @@ def sample_page(
     try:
         data = store.sample(run_id, sample_id)
     except UsageError as exc:
-        raise queries.NotFound(str(exc)) from None
+        raise read.NotFound(str(exc)) from None
     tasks: dict[str, dict[str, Any]] = {}
     for task, rec in data["records"].items():
         tasks.setdefault(task, {"task": task, "record": rec, "values": []})
@@ -423,283 +418,13 @@ def sample_page(
     }
 
 
-# -- /compare ---------------------------------------------------------------------------------
-def _run_refs(params: Mapping[str, Any]) -> list[str]:
-    refs: list[str] = []
-    raw = params.get("runs")
-    if raw:
-        refs.extend(x.strip() for x in str(raw).split(",") if x.strip())
-    extra = params.get("run")
-    if isinstance(extra, (list, tuple)):
-        refs.extend(x for x in extra if x)
-    elif extra:
-        refs.append(str(extra))
-    return list(dict.fromkeys(refs))
-
-
-def compare_page(store: Store, params: Mapping[str, Any]) -> dict[str, Any]:
-    """Runs side by side: every metric per run, and for each run after the first its
-    difference from the first with CI, p-value and corrected p-value.
-
-    A stored comparison (the run's own baseline test, ``runner.md`` §1) is shown where one
-    exists for the pair. Otherwise the page runs a paired t-test on the samples both runs
-    scored, in the database, with Holm's correction over the metrics of the pair; corpus-level
-    metrics get the difference only.
-    """
-    refs = _run_refs(params)
-    recent = [
-        {k: r[k] for k in ("id", "project", "system", "system_version", "created_at")}
-        for r in store.list_runs(limit=30)
-    ]
-    base_page = {"page_kind": "compare", "refs": refs, "recent": recent, "charts": {}}
-    if len(refs) < 2:
-        return {**base_page, "runs": [], "rows": [], "message": "choose two or more runs"}
-    if len(refs) > MAX_COMPARE_RUNS:
-        raise UsageError(
-            f"runs: {len(refs)} runs named (a compare page shows at most {MAX_COMPARE_RUNS})"
-        )
-    run_ids: list[str] = []
-    for ref in refs:
-        try:
-            ids = [store.resolve_one(ref)]
-        except UsageError as exc:
-            raise queries.NotFound(str(exc)) from None
-        run_ids.extend(i for i in ids if i not in run_ids)
-    if len(run_ids) < 2:
-        raise UsageError("runs: name two or more different runs")
-    runs = [store.get_run(rid, full=False) for rid in run_ids]
-    for i, r in enumerate(runs):
-        r["series"] = i
-    overall = {rid: {(m["task"], m["metric"]): m for m in store.metrics(rid)} for rid in run_ids}
-    tasks = {rid: {t["task"]: t for t in store.tasks(rid)} for rid in run_ids}
-    stored = {rid: store.comparisons(rid) for rid in run_ids}
-    for rid in run_ids:
-        if stored[rid]:
-            config = store.get_run(rid, full=True).get("config")
-            for c in stored[rid]:
-                c["ci_reason"] = analysis.ci_reason(c, config)
-    order_key = task_order_key
-    pairs: list[tuple[str, str]] = []
-    for rid in run_ids:
-        for t in sorted(tasks[rid], key=order_key):
-            pairs.extend((t, m) for m in tasks[rid][t]["metrics"])
-    for rid in run_ids:
-        pairs.extend(sorted(overall[rid], key=lambda p: order_key(p[0])))
-    pairs = [p for p in dict.fromkeys(pairs) if any(p in overall[rid] for rid in run_ids)]
-    pairs.sort(key=lambda p: analysis.iprec_point(p[1]) is not None)  # the 11 points last
-    ref_id = run_ids[0]
-    mode = params.get("tests") or "auto"
-    if mode not in ("auto", "all", "none"):
-        raise UsageError(f"tests: {mode!r} (expected auto, all or none)")
-    # an ad-hoc test joins the two runs' per-sample values: estimate how many rows that reads
-    joined = sum(
-        min(overall[ref_id][p]["n"], overall[rid][p]["n"])
-        for rid in run_ids[1:]
-        for p in pairs
-        if p in overall[ref_id] and p in overall[rid] and not _stored(stored, ref_id, rid, p)
-    )
-    run_tests = mode == "all" or (mode == "auto" and joined <= AUTO_TEST_ROWS)
-    rows = []
-    with store.engine.connect() as conn:
-        keys = {rid: queries.run_key(conn, rid, store.url) for rid in run_ids}
-        for task, metric in pairs:
-            info = metric_info(task, metric)
-            cells = []
-            for rid in run_ids:
-                m = overall[rid].get((task, metric))
-                cells.append(
-                    {
-                        "value": m["value"] if m else None,
-                        "n": m["n"] if m else None,
-                        "ci_low": m["ci_low"] if m else None,
-                        "ci_high": m["ci_high"] if m else None,
-                        "reason": (m["reason"] if m else "not in this run"),
-                    }
-                )
-            flags = analysis.best_flags([c["value"] for c in cells], info["direction"])
-            for c, best in zip(cells, flags, strict=True):
-                c["best"] = best
-            deltas = []
-            for rid in run_ids[1:]:
-                deltas.append(
-                    _delta(conn, keys, stored, ref_id, rid, task, metric, info, overall, run_tests)
-                )
-            rows.append({**info, "cells": cells, "deltas": deltas})
-    # Holm over each pair's ad-hoc tests (stored comparisons keep their own correction)
-    for j in range(len(run_ids) - 1):
-        adhoc = [r["deltas"][j] for r in rows if r["deltas"][j]["source"] == "ad hoc"]
-        adjusted = analysis.holm([d["p_value"] for d in adhoc])
-        for d, p in zip(adhoc, adjusted, strict=True):
-            d["p_adjusted"] = p
-            d["correction"] = f"holm over {sum(x['p_value'] is not None for x in adhoc)}"
-            d["significant"] = p is not None and p <= 0.05
-            d["verdict"] = _verdict(d, d["direction"])
-    for r in rows:
-        for d in r["deltas"]:
-            if d["ci_reason"] is None and (d["ci_low"] is None or d["ci_high"] is None):
-                d["ci_reason"] = "no CI"  # the reason is the row's own, shown with it
-    charts = _compare_chart(rows, runs)
-    return {
-        **base_page,
-        "runs": runs,
-        "rows": rows,
-        "charts": charts,
-        "message": None,
-        "tests": {
-            "mode": mode,
-            "ran": run_tests,
-            "paired_rows": joined,
-            "auto_limit": AUTO_TEST_ROWS,
-        },
-    }
-
-
-def _stored(
-    stored: Mapping[str, Sequence[Mapping[str, Any]]], a: str, b: str, pair: tuple[str, str]
-) -> bool:
-    return any(
-        c["baseline_run_id"] == other and (c["task"], c["metric"]) == pair
-        for run, other in ((b, a), (a, b))
-        for c in stored[run]
-    )
-
-
-def _verdict(d: Mapping[str, Any], direction: str) -> str | None:
-    if not d.get("significant") or d.get("mean_diff") is None:
-        return None
-    if direction not in ("higher", "lower"):
-        return None
-    return "better" if (d["mean_diff"] > 0) == (direction == "higher") else "worse"
-
-
-def _delta(
-    conn: Any,
-    keys: Mapping[str, int],
-    stored: Mapping[str, Sequence[Mapping[str, Any]]],
-    ref_id: str,
-    rid: str,
-    task: str,
-    metric: str,
-    info: Mapping[str, Any],
-    overall: Mapping[str, Mapping[tuple[str, str], Any]],
-    run_test: bool,
-) -> dict[str, Any]:
-    """The difference rid − ref_id of one metric, from a stored comparison when there is one."""
-    out: dict[str, Any] = {
-        "run_id": rid,
-        "direction": info["direction"],
-        "source": None,
-        "mean_diff": None,
-        "ci_low": None,
-        "ci_high": None,
-        "p_value": None,
-        "p_adjusted": None,
-        "significant": None,
-        "effect_size": None,
-        "n": None,
-        "test": None,
-        "correction": None,
-        "reason": None,
-        "ci_reason": None,
-        "verdict": None,
-    }
-    for c in stored[rid]:
-        if c["baseline_run_id"] == ref_id and c["task"] == task and c["metric"] == metric:
-            out.update({k: c.get(k) for k in out if k in c and k not in ("run_id", "direction")})
-            out["source"] = "stored"
-            out["verdict"] = _verdict(out, info["direction"])
-            return out
-    for c in stored[ref_id]:  # the reference was compared against rid: flip the sign
-        if c["baseline_run_id"] == rid and c["task"] == task and c["metric"] == metric:
-            flip = {
-                "mean_diff": _neg(c.get("mean_diff")),
-                "ci_low": _neg(c.get("ci_high")),
-                "ci_high": _neg(c.get("ci_low")),
-                "effect_size": _neg(c.get("effect_size")),
-            }
-            out.update({k: c.get(k) for k in ("p_value", "p_adjusted", "significant", "n", "test")})
-            out.update(
-                flip,
-                correction=c.get("correction"),
-                reason=c.get("reason"),
-                ci_reason=c.get("ci_reason"),
-            )
-            out["source"] = "stored"
-            out["verdict"] = _verdict(out, info["direction"])
-            return out
-    a, b = overall[ref_id].get((task, metric)), overall[rid].get((task, metric))
-    if a is None or b is None or a["value"] is None or b["value"] is None:
-        out["reason"] = "no value in one of the runs"
-        return out
-    if not isinstance(a["value"], (int, float)) or not isinstance(b["value"], (int, float)):
-        out["reason"] = "not a number"
-        return out
-    out["mean_diff"] = b["value"] - a["value"]
-    if info["level"] == "corpus":
-        out["source"] = "difference"
-        out["reason"] = "corpus-level metric: ragmeter compare resamples documents"
-        return out
-    if not run_test:
-        out["source"] = "difference"
-        out["reason"] = "paired test not run (large runs: compute paired tests)"
-        return out
-    n, sd, sd2 = queries.paired_sums(conn, keys[ref_id], keys[rid], task, metric)
-    if n == 0:
-        out["source"] = "difference"
-        out["reason"] = "no per-sample values scored by both runs"
-        return out
-    test = analysis.paired_t(n, sd, sd2)
-    out.update({k: test[k] for k in ("mean_diff", "ci_low", "ci_high", "p_value", "effect_size")})
-    out.update(n=n, test="paired t", reason=test["reason"], source="ad hoc")
-    return out
-
-
-def _neg(x: Any) -> Any:
-    return -x if isinstance(x, (int, float)) and not isinstance(x, bool) else None
-
-
-def _compare_chart(rows: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str, Any]]) -> dict:
-    """Grouped bars of the first metrics in [0, 1] (the asked-for ones come first)."""
-
-    def unit_interval(r: Mapping[str, Any]) -> bool:
-        values = [c["value"] for c in r["cells"] if isinstance(c["value"], (int, float))]
-        if r["range"] != [None, None]:
-            return r["range"] == [0.0, 1.0] and bool(values)
-        return bool(values) and all(0.0 <= v <= 1.0 for v in values)  # not in this build's registry
-
-    picked = [r for r in rows if analysis.iprec_point(r["metric"]) is None and unit_interval(r)]
-    picked = picked[:12]
-    if not picked:
-        return {}
-    return {
-        "compare": {
-            "kind": "bars",
-            "title": "metrics side by side",
-            "categories": [r["name"] for r in picked],
-            "y_range": [0, 1],
-            "series": [
-                {
-                    "label": run["system"]
-                    + (f" {run['system_version']}" if run["system_version"] else ""),
-                    "color": i,
-                    "values": [
-                        c["value"] if isinstance(c["value"], (int, float)) else None
-                        for c in (r["cells"][i] for r in picked)
-                    ],
-                }
-                for i, run in enumerate(runs)
-            ],
-        }
-    }
-
-
 # -- /trends ----------------------------------------------------------------------------------
 def trends_page(store: Store, params: Mapping[str, str]) -> dict[str, Any]:
     """A metric over time per system in one project, each point labelled with the version."""
-    with store.engine.connect() as conn:
-        projects = queries.distinct(conn, "project")
+    with store.connect() as conn:
+        projects = read.distinct(conn, "project")
         project = params.get("project") or (projects[0] if len(projects) == 1 else None)
-        available = queries.project_metrics(conn, project) if project else []
+        available = read.project_metrics(conn, project) if project else []
     order_key = task_order_key
     available.sort(key=lambda p: (order_key(p[0]), p[1]))
     names = [f"{t}.{m}" for t, m in available]
@@ -716,7 +441,7 @@ def trends_page(store: Store, params: Mapping[str, str]) -> dict[str, Any]:
         "charts": {},
     }
     if project and project not in projects:
-        raise queries.NotFound(f"no project {project!r} in {store.url}")
+        raise read.NotFound(f"no project {project!r} in {store.url}")
     if not project or not asked:
         return page
     task, metric = _split_metric(asked, available)
@@ -786,3 +511,10 @@ def _split_metric(name: str, available: Sequence[tuple[str, str]]) -> tuple[str,
     close = registry.suggest(name, [f"{t}.{m}" for t, m in available], n=2)
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     raise UsageError(f"metric: no run of this project has a value of {name!r}{hint}")
+
+
+# -- /compare ---------------------------------------------------------------------------------
+def compare_page(store: Store, params: Mapping[str, Any]) -> dict[str, Any]:
+    """Runs side by side (see :func:`ragmeter.web.compare.compare_page`), with the ad-hoc tests
+    run by themselves up to :data:`AUTO_TEST_ROWS` joined rows."""
+    return compare.compare_page(store, params, auto_test_rows=AUTO_TEST_ROWS)
