@@ -28,10 +28,10 @@ import numpy as np
 
 from ragmeter.errors import InputError
 from ragmeter.extraction.columns import factorize
-from ragmeter.extraction.errors import InvalidLabelError, Problem
 from ragmeter.extraction.prf import check_zero_division, mean
 from ragmeter.extraction.profiles import INVALID, HierarchyProfile, get_profile
 from ragmeter.extraction.results import library_versions
+from ragmeter.records.errors import InvalidLabelError, Problem
 from ragmeter.views import ReportViews
 
 __all__ = [

@@ -19,7 +19,7 @@ from typing import Any
 
 from ragmeter.errors import InputError
 from ragmeter.extraction.columns import span_fields
-from ragmeter.extraction.model import Corpus
+from ragmeter.records.model import Corpus
 
 __all__ = ["type_distribution"]
 

@@ -603,8 +603,8 @@ def span_agreement_tags(
     (0.6667, 1.0, 0.8205)
     """
     from ragmeter.extraction.columns import SpanTable
-    from ragmeter.extraction.errors import TokenMismatchError
     from ragmeter.extraction.ner import tag_spans
+    from ragmeter.records.errors import TokenMismatchError
 
     names = [str(a) for a in annotations]
     seqs = [annotations[a] for a in annotations]

@@ -18,7 +18,7 @@ from typing import Any
 
 from ragmeter.errors import InputError
 from ragmeter.extraction.crosskb import KBMapping, load_mapping
-from ragmeter.extraction.kbids import canonical_kb_id
+from ragmeter.records.kbids import canonical_kb_id
 
 __all__ = ["DEFAULT_PROPERTIES", "build_mapping", "sparql_query"]
 

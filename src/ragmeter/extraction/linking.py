@@ -30,12 +30,12 @@ from typing import Any, Literal
 import numpy as np
 
 from ragmeter.errors import InputError
-from ragmeter.extraction.errors import DuplicateMentionError, Problem, UnknownDocumentError
-from ragmeter.extraction.kbids import NIL_ID, canonical_kb_id, is_nil_id
 from ragmeter.extraction.matching import candidate_pairs, match
-from ragmeter.extraction.model import Corpus, Span
 from ragmeter.extraction.prf import check_zero_division, mean, prf
 from ragmeter.extraction.results import library_versions
+from ragmeter.records.errors import DuplicateMentionError, Problem, UnknownDocumentError
+from ragmeter.records.kbids import NIL_ID, canonical_kb_id, is_nil_id
+from ragmeter.records.model import Corpus, Span
 from ragmeter.views import ReportViews
 
 __all__ = [

@@ -25,7 +25,10 @@ from typing import Any, Literal
 import numpy as np
 
 from ragmeter.extraction.columns import SpanTable, to_span_table
-from ragmeter.extraction.errors import (
+from ragmeter.extraction.matching import candidate_pairs, match
+from ragmeter.extraction.prf import check_zero_division, mean, prf, prf_arrays, weighted_mean
+from ragmeter.extraction.profiles import INVALID
+from ragmeter.records.errors import (
     DuplicateSpanError,
     InvalidLabelError,
     Problem,
@@ -34,11 +37,8 @@ from ragmeter.extraction.errors import (
     TokenMismatchError,
     UnknownDocumentError,
 )
-from ragmeter.extraction.matching import candidate_pairs, match
-from ragmeter.extraction.model import Corpus
-from ragmeter.extraction.prf import check_zero_division, mean, prf, prf_arrays, weighted_mean
-from ragmeter.extraction.profiles import INVALID
-from ragmeter.extraction.validation import validate
+from ragmeter.records.model import Corpus
+from ragmeter.records.validation import validate
 from ragmeter.views import ReportViews
 
 __all__ = ["COUNT_KEYS", "SCHEMAS", "NerReport", "evaluate_ner", "evaluate_ner_tags"]
@@ -934,7 +934,7 @@ def tag_spans(
     side: str = "gold",
 ) -> tuple[list[str], list[int], list[int], list[str]]:
     """Decode sentences into token-index spans; sentences of one document follow each other."""
-    from ragmeter.extraction.tags import decode, is_well_formed
+    from ragmeter.records.tags import decode, is_well_formed
 
     docs: list[str] = []
     starts: list[int] = []

@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 
 from ragmeter.extraction.columns import span_fields
-from ragmeter.extraction.errors import Problem, UnknownDocumentError
-from ragmeter.extraction.model import Corpus
 from ragmeter.extraction.ner import _averages
 from ragmeter.extraction.prf import check_zero_division, prf
-from ragmeter.extraction.tokenize import get_tokenizer, spans_to_tags
+from ragmeter.records.errors import Problem, UnknownDocumentError
+from ragmeter.records.model import Corpus
+from ragmeter.records.tokenize import get_tokenizer, spans_to_tags
 
 __all__ = ["TokenReport", "token_level_metrics"]
 

@@ -1,6 +1,6 @@
 """Shared pieces of the annotation loaders and writers (BRAT, CoNLL, heritage JSON).
 
-Every loader returns a :class:`~ragmeter.extraction.model.Corpus` and a :class:`LoadReport`
+Every loader returns a :class:`~ragmeter.records.model.Corpus` and a :class:`LoadReport`
 (validation findings, relocations, conversions); every writer returns a
 :class:`ConversionReport` listing what the target format cannot hold. Conversions are never
 silent (extraction.md §2).

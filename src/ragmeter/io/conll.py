@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ragmeter.errors import InputError
-from ragmeter.extraction.errors import TagSchemeError, TokenMismatchError
-from ragmeter.extraction.model import Corpus, Document, Span
-from ragmeter.extraction.tags import ALLOWED_PREFIXES, SCHEMES, decode, is_well_formed, split_tag
-from ragmeter.extraction.tokenize import get_tokenizer, spans_to_tags
 from ragmeter.io.annotations import ConversionReport, LoadReport, read_text_exact
 from ragmeter.io.files import atomic_write
+from ragmeter.records.errors import TagSchemeError, TokenMismatchError
+from ragmeter.records.model import Corpus, Document, Span
+from ragmeter.records.tags import ALLOWED_PREFIXES, SCHEMES, decode, is_well_formed, split_tag
+from ragmeter.records.tokenize import get_tokenizer, spans_to_tags
 
 __all__ = [
     "ConllDocument",

@@ -33,13 +33,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ragmeter.errors import InputError
-from ragmeter.extraction.errors import AmbiguousLinkError, OffsetMismatchError, Problem
-from ragmeter.extraction.kbids import NIL_ID, canonical_kb_id, is_nil_id
-from ragmeter.extraction.model import Corpus, Document, Span
-from ragmeter.extraction.validation import validate
 from ragmeter.io.annotations import ConversionReport, LoadReport, OffsetConverter
 from ragmeter.io.files import atomic_write, open_text
 from ragmeter.io.records import read_records
+from ragmeter.records.errors import AmbiguousLinkError, OffsetMismatchError, Problem
+from ragmeter.records.kbids import NIL_ID, canonical_kb_id, is_nil_id
+from ragmeter.records.model import Corpus, Document, Span
+from ragmeter.records.validation import validate
 
 __all__ = [
     "TypeRow",
