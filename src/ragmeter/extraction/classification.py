@@ -30,9 +30,9 @@ from ragmeter.errors import InputError
 from ragmeter.extraction.columns import factorize
 from ragmeter.extraction.prf import check_zero_division, mean
 from ragmeter.extraction.profiles import INVALID, HierarchyProfile, get_profile
+from ragmeter.extraction.report import ExtractionReport
 from ragmeter.extraction.results import library_versions
 from ragmeter.records.errors import InvalidLabelError, Problem
-from ragmeter.views import ReportViews
 
 __all__ = [
     "MultiLabelReport",
@@ -193,8 +193,10 @@ def _check_labels(values: list[Any], side: str, ids: Sequence[str]) -> None:
 
 
 @dataclass
-class TypeReport(ReportViews):
+class TypeReport(ExtractionReport):
     """Result of :func:`evaluate_types`."""
+
+    _kind = "classification"
 
     accuracy: float | None
     balanced_accuracy: float | None
@@ -257,29 +259,6 @@ class TypeReport(ReportViews):
         if self.hierarchy is not None:
             out["hierarchy"] = self.hierarchy
         return out
-
-    def get(self, path: str) -> Any:
-        """Value at a report key path (``accuracy``, ``macro.f1``,
-        ``hierarchy.hierarchical.hF``)."""
-        node: Any = self.metrics
-        for part in path.split("."):
-            if not isinstance(node, Mapping) or part not in node:
-                raise KeyError(f"no value at '{path}' in the classification report")
-            node = node[part]
-        return node
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **self.metrics,
-            "undefined": self.undefined,
-            "reports": self.reports,
-            "settings": self.settings,
-        }
-
-    def to_json(self, *, indent: int | None = None) -> str:
-        from ragmeter.io.jsonutil import dumps
-
-        return dumps(self.to_dict(), indent=indent)
 
     def to_result(self, *, samples: bool = True):
         """A :class:`ragmeter.Result` for the ``classification`` task: one row per item with
@@ -666,8 +645,10 @@ def evaluate_types(
 
 
 @dataclass
-class MultiLabelReport(ReportViews):
+class MultiLabelReport(ExtractionReport):
     """Result of :func:`evaluate_types_multilabel`."""
+
+    _kind = "multi-label"
 
     micro: dict[str, float | None]
     macro: dict[str, float | None]
@@ -697,22 +678,6 @@ class MultiLabelReport(ReportViews):
             "labels_used": self.labels_used,
             "invalid_labels": self.invalid_labels,
             "n_items": self.n_items,
-        }
-
-    def get(self, path: str) -> Any:
-        node: Any = self.metrics
-        for part in path.split("."):
-            if not isinstance(node, Mapping) or part not in node:
-                raise KeyError(f"no value at '{path}' in the multi-label report")
-            node = node[part]
-        return node
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **self.metrics,
-            "undefined": self.undefined,
-            "reports": self.reports,
-            "settings": self.settings,
         }
 
     def to_result(self, *, samples: bool = True):

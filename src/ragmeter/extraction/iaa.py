@@ -30,7 +30,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ragmeter.errors import InputError
-from ragmeter.views import ReportViews
+from ragmeter.extraction.report import ExtractionReport
 from ragmeter.warnings import warn
 
 __all__ = [
@@ -300,7 +300,7 @@ def krippendorff_alpha(
 
 
 @dataclass
-class AgreementReport(ReportViews):
+class AgreementReport(ExtractionReport):
     """Agreement coefficients for categorical ratings; ``None`` values carry a reason in
     ``undefined``."""
 
@@ -315,7 +315,11 @@ class AgreementReport(ReportViews):
     item_ids: list[str] = field(default_factory=list, repr=False)
     warnings: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    _kind = "agreement"
+    _trailer = ("undefined", "warnings")
+
+    @property
+    def metrics(self) -> dict[str, Any]:
         return {
             "n_items": self.n_items,
             "n_raters": self.n_raters,
@@ -323,8 +327,6 @@ class AgreementReport(ReportViews):
             "categories": self.categories,
             "observed_agreement": self.observed_agreement,
             **self.coefficients,
-            "undefined": self.undefined,
-            "warnings": self.warnings,
         }
 
     def to_result(self):
@@ -450,7 +452,7 @@ def agreement(
 
 
 @dataclass
-class SpanAgreementReport(ReportViews):
+class SpanAgreementReport(ExtractionReport):
     """Pairwise span F1 between annotators (symmetric matrix, mean over pairs, per label)."""
 
     annotators: list[str]
@@ -463,7 +465,11 @@ class SpanAgreementReport(ReportViews):
     reports: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    _kind = "span agreement"
+    _trailer = ("reports", "warnings")
+
+    @property
+    def metrics(self) -> dict[str, Any]:
         return {
             "annotators": self.annotators,
             "schemas": list(self.schemas),
@@ -472,8 +478,6 @@ class SpanAgreementReport(ReportViews):
             "per_label": self.per_label,
             "pair_counts": self.pair_counts,
             "token_kappa": self.token_kappa,
-            "reports": self.reports,
-            "warnings": self.warnings,
         }
 
     def to_result(self):

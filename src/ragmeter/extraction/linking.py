@@ -32,11 +32,11 @@ import numpy as np
 from ragmeter.errors import InputError
 from ragmeter.extraction.matching import candidate_pairs, match
 from ragmeter.extraction.prf import check_zero_division, mean, prf
+from ragmeter.extraction.report import ExtractionReport
 from ragmeter.extraction.results import library_versions
 from ragmeter.records.errors import DuplicateMentionError, Problem, UnknownDocumentError
 from ragmeter.records.kbids import NIL_ID, canonical_kb_id, is_nil_id
 from ragmeter.records.model import Corpus, Span
-from ragmeter.views import ReportViews
 
 __all__ = [
     "E2EReport",
@@ -226,8 +226,11 @@ def prediction_records(pred: Any, *, nil_id: str = NIL_ID) -> dict[str, _Pred]:
 
 # -- ranking and NIL ---------------------------------------------------------------------------
 @dataclass
-class LinkingReport(ReportViews):
+class LinkingReport(ExtractionReport):
     """Ranking (§6.2), NIL detection (§6.3) and D2KB accuracy over gold mentions."""
+
+    _kind = "linking"
+    _dotted_keys = True
 
     ranking: dict[str, Any]
     nil: dict[str, Any]
@@ -246,19 +249,6 @@ class LinkingReport(ReportViews):
     @property
     def metrics(self) -> dict[str, Any]:
         return {"ranking": self.ranking, "nil": self.nil, "d2kb_accuracy": self.d2kb_accuracy}
-
-    def get(self, path: str) -> Any:
-        node: Any = self.metrics
-        parts = path.split(".")
-        for i, part in enumerate(parts):
-            if isinstance(node, Mapping) and part in node:
-                node = node[part]
-                continue
-            rest = ".".join(parts[i:])
-            if isinstance(node, Mapping) and rest in node:  # keys such as "hits@1" hold no dot
-                return node[rest]
-            raise KeyError(f"no value at '{path}' in the linking report")
-        return node
 
     def per_mention(self) -> dict[str, dict[str, Any]]:
         out = {}
@@ -288,19 +278,8 @@ class LinkingReport(ReportViews):
             return self.mention_counts()
         raise KeyError(f"'{metric}' has no additive counts (ranking metrics are per-mention means)")
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **self.metrics,
-            "per_mention": self.per_mention(),
-            "undefined": self.undefined,
-            "reports": self.reports,
-            "settings": self.settings,
-        }
-
-    def to_json(self, *, indent: int | None = None) -> str:
-        from ragmeter.io.jsonutil import dumps
-
-        return dumps(self.to_dict(), indent=indent)
+    def _body(self) -> dict[str, Any]:
+        return {**self.metrics, "per_mention": self.per_mention()}
 
     def to_result(self, *, samples: bool = True):
         """A Result for the ``linking`` task: one row per gold mention with ``ranking.mrr``
@@ -615,7 +594,7 @@ def _doc_counts(
 
 
 @dataclass
-class E2EReport(ReportViews):
+class E2EReport(ExtractionReport):
     """GERBIL-style end-to-end linking scores (§6.4)."""
 
     match: str
@@ -665,14 +644,10 @@ class E2EReport(ReportViews):
             "nil_on_aligned": self.nil_on_aligned,
         }
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **self.metrics,
-            "per_document": self.per_document,
-            "undefined": self.undefined,
-            "reports": self.reports,
-            "settings": self.settings,
-        }
+    _kind = "end-to-end linking"
+
+    def _body(self) -> dict[str, Any]:
+        return {**self.metrics, "per_document": self.per_document}
 
     def to_result(self, *, samples: bool = True):
         """A Result for the ``linking`` task: one row per document under

@@ -28,6 +28,7 @@ from ragmeter.extraction.columns import SpanTable, to_span_table
 from ragmeter.extraction.matching import candidate_pairs, match
 from ragmeter.extraction.prf import check_zero_division, mean, prf, prf_arrays, weighted_mean
 from ragmeter.extraction.profiles import INVALID
+from ragmeter.extraction.report import ExtractionReport
 from ragmeter.records.errors import (
     DuplicateSpanError,
     InvalidLabelError,
@@ -39,7 +40,6 @@ from ragmeter.records.errors import (
 )
 from ragmeter.records.model import Corpus
 from ragmeter.records.validation import validate
-from ragmeter.views import ReportViews
 
 __all__ = ["COUNT_KEYS", "SCHEMAS", "NerReport", "evaluate_ner", "evaluate_ner_tags"]
 
@@ -148,7 +148,7 @@ class _Sides:
 
 
 @dataclass
-class NerReport(ReportViews):
+class NerReport(ExtractionReport):
     """Result of :func:`evaluate_ner`.
 
     ``metrics`` holds ``overall``, ``per_label``, ``macro_over_labels``,
@@ -172,6 +172,9 @@ class NerReport(ReportViews):
     )  # schema -> (P, R, F1, included) per document
     warnings: list[str] = field(default_factory=list)
     _per_document: dict[str, Any] | None = field(default=None, repr=False)
+
+    _kind = "NER"
+    _aliases = _ALIASES
 
     # -- views -------------------------------------------------------------------------------
     @property
@@ -213,17 +216,6 @@ class NerReport(ReportViews):
             self._per_document = out
         return self._per_document
 
-    def get(self, path: str) -> Any:
-        """The value at a report key path, e.g. ``"overall.strict.f1"`` or
-        ``"entity.macro.f1"``; ``ent_type`` is accepted for ``type``."""
-        node: Any = self.metrics
-        for part in path.split("."):
-            part = _ALIASES.get(part, part)
-            if not isinstance(node, Mapping) or part not in node:
-                raise KeyError(f"no value at '{path}' in the NER report")
-            node = node[part]
-        return node
-
     def document_counts(self, schema: str = "strict") -> dict[str, tuple[float, float, float]]:
         """Additive per-document statistics ``(tp, fp, fn)`` of a schema, for resampling
         documents (stats.md §9): tp = COR + ½·PAR, fp = ACT − tp, fn = POS − tp, so that
@@ -254,22 +246,9 @@ class NerReport(ReportViews):
         """Registry metric name → value (the aggregates of :meth:`to_result`)."""
         return {k: a.value for k, a in self.to_result(samples=False).aggregates.items()}
 
-    def to_dict(self) -> dict[str, Any]:
-        """The whole report as JSON-ready data (``metrics``, ``per_document``, ``undefined``,
-        ``reports``, ``settings``)."""
-        return {
-            "task": "ner",
-            "metrics": self.metrics,
-            "per_document": self.per_document,
-            "undefined": self.undefined,
-            "reports": self.reports,
-            "settings": self.settings,
-        }
-
-    def to_json(self, *, indent: int | None = None) -> str:
-        from ragmeter.io.jsonutil import dumps
-
-        return dumps(self.to_dict(), indent=indent)
+    def _body(self) -> dict[str, Any]:
+        # nested under "metrics": the NER report keeps nervaluate's per-schema layout
+        return {"task": "ner", "metrics": self.metrics, "per_document": self.per_document}
 
     def cli_summary(self) -> dict[str, Any]:
         """The ``ragmeter ner --json`` shape: one block per schema with ``micro``, ``macro``
