@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter.extraction.columns import span_fields
-from ragmeter.extraction.ner import _averages
+from ragmeter.extraction.ner_scoring import _averages
 from ragmeter.extraction.prf import check_zero_division, prf
 from ragmeter.records.errors import Problem, UnknownDocumentError
 from ragmeter.records.model import Corpus
