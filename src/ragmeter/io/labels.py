@@ -108,7 +108,7 @@ def read_labels(path: str | os.PathLike[str], *, secondary_sep: str = "|") -> La
                 raise InputError("secondary labels must be a list of strings", path=name, line=line)
             _put(out, str(rid), label, [x for x in extra if x != label], line)
         return out
-    from ragmeter.io.heritage import load_type_tsv
+    from ragmeter.io.heritage_files import load_type_tsv
 
     with open_binary(name) as fh:
         header_line = (

@@ -92,7 +92,7 @@ def read_link_gold(path: str | os.PathLike[str]) -> MentionFile:
         out.notes = report.notes
         return out
     if "gold_wikidata" in first or ("mention" in first and "mention_id" not in first):
-        from ragmeter.io.heritage import load_linking_json
+        from ragmeter.io.heritage_files import load_linking_json
 
         rows, report = load_linking_json(name)
         out = MentionFile(name, "heritage-linking", notes=report.notes)
