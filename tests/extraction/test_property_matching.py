@@ -1,4 +1,5 @@
-"""Property tests: the optimal matching of §3.3 against brute force, with competing overlaps."""
+"""Property tests: the optimal matching of docs/extraction.md#ner against brute force, with
+competing overlaps."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Evaluation of the information-extraction stages of a (Graph)RAG pipeline (extraction.md).
+"""Evaluation of the information-extraction stages of a (Graph)RAG pipeline (docs/extraction.md).
 
 NER (:func:`evaluate_ner`, :func:`evaluate_ner_tags`, :func:`token_level_metrics`), type
 classification (:func:`evaluate_types`, :func:`evaluate_types_multilabel`,

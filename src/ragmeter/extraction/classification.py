@@ -1,11 +1,13 @@
-"""Type classification: single-label, multi-label and hierarchical metrics (extraction.md §4).
+"""Type classification: single-label, multi-label and hierarchical metrics
+(docs/extraction.md#type-classification).
 
 Gold and predictions are joined by item id (the heritage functions relied on list order).
 Semantics are scikit-learn's (``accuracy_score``, ``balanced_accuracy_score``,
 ``precision_recall_fscore_support``, ``confusion_matrix``), computed natively from one
 confusion matrix. With a profile the label set is closed: an invalid gold label raises, an
 invalid prediction becomes ``__INVALID__``, which equals nothing, has no ancestor, counts as an
-error in accuracy and micro scores, and is not averaged in macro or weighted means (§4.1).
+error in accuracy and micro scores, and is not averaged in macro or weighted means
+(docs/extraction.md#type-classification).
 
 >>> gold = dict(enumerate("MMMAALGM"))
 >>> pred = dict(enumerate("MMAALLMM"))
@@ -187,7 +189,7 @@ def evaluate_types(
     normalize: Callable[[str], str] | None = None,
     level: int = 1,
 ) -> TypeReport:
-    """Single-label type classification metrics (extraction.md §4.1–4.3, §4.5).
+    """Single-label type classification metrics (docs/extraction.md#type-classification).
 
     accuracy = share of items with pred = gold; balanced accuracy = mean recall over the labels
     present in gold; per class c: P = TP/(TP+FP), R = TP/(TP+FN), F1 = 2TP/(2TP+FP+FN);

@@ -188,7 +188,7 @@ def gwet_ac1(
     p_a = mean over items with at least two ratings of Σ_k r_ik(r_ik − 1)/(r_i(r_i − 1));
     π_k = mean over those items of r_ik/r_i; p_e = Σ_k π_k(1 − π_k)/(q − 1), q the number of
     categories. With two raters and no missing ratings, π_k is the mean of the two raters'
-    proportions and p_a = p_o (extraction.md §8.1).
+    proportions and p_a = p_o (docs/extraction.md#inter-annotator-agreement).
     """
     rows = _units(ratings)
     cats = _categories([v for r in rows for v in r], categories)

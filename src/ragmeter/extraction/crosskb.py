@@ -1,4 +1,4 @@
-"""Cross-KB identifier consistency from an offline mapping (extraction.md §7).
+"""Cross-KB identifier consistency from an offline mapping (docs/extraction.md#entity-linking).
 
 Identifiers claimed for an entity (VIAF, ISIL, GHCID, ...) are checked against a user-supplied
 mapping ``wikidata_id → scheme → {values}`` (membership, so multi-valued properties work). The

@@ -1,4 +1,4 @@
-"""Type distribution analysis (extraction.md §5).
+"""Type distribution analysis (docs/extraction.md#type-classification).
 
 For each label of gold ∪ predictions: gold and predicted counts, ``over_prediction`` =
 predicted − gold and ``ratio`` = predicted / gold (``null`` when gold = 0; the heritage framework

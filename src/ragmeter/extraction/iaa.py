@@ -1,10 +1,11 @@
-"""Inter-annotator agreement (extraction.md §8).
+"""Inter-annotator agreement (docs/extraction.md#inter-annotator-agreement).
 
 Categorical labels: observed agreement p_o next to every chance-corrected coefficient — Cohen's
 κ (weighted for ordinal labels), Scott's π, Fleiss' κ, Randolph's free-marginal κ,
 Krippendorff's α (nominal, ordinal, interval, ratio; missing ratings allowed) and Gwet's AC1.
 Span annotation (NER) has no defined set of negatives, so its agreement is pairwise span F1
-(Hripcsak & Rothschild, 2005) with the matching of §3.3; token κ is a diagnostic only.
+(Hripcsak & Rothschild, 2005) with the matching of docs/extraction.md#ner; token κ is a diagnostic
+only.
 
 All coefficients are implemented natively; the tests compare them with scikit-learn,
 statsmodels and krippendorff. A coefficient whose chance agreement is 1 (every rating the same

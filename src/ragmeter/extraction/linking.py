@@ -1,4 +1,4 @@
-"""Entity linking: ranking, NIL detection and end-to-end scores (extraction.md §6).
+"""Entity linking: ranking, NIL detection and end-to-end scores (docs/extraction.md#entity-linking).
 
 Everything is keyed by mention id (``doc_id:start-end`` by default), never by surface string or
 list position (heritage defects 17–21).
@@ -48,7 +48,8 @@ __all__ = [
 
 @dataclass
 class LinkingReport(ExtractionReport):
-    """Ranking (§6.2), NIL detection (§6.3) and D2KB accuracy over gold mentions."""
+    """Ranking, NIL detection and D2KB accuracy over gold mentions
+    (docs/extraction.md#entity-linking)."""
 
     _kind = "linking"
     _dotted_keys = True
@@ -94,7 +95,8 @@ class LinkingReport(ExtractionReport):
         }
 
     def resampling_counts(self, metric: str) -> dict[str, tuple[int, int, int]]:
-        """Per-mention ``(tp, fp, fn)`` behind ``nil.*`` (stats.md §9)."""
+        """Per-mention ``(tp, fp, fn)`` behind ``nil.*``
+        (docs/stats.md#corpus-level-metrics-corpus_test)."""
         if metric.removeprefix("linking.").startswith("nil."):
             return self.mention_counts()
         raise KeyError(f"'{metric}' has no additive counts (ranking metrics are per-mention means)")

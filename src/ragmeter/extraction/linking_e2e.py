@@ -143,7 +143,7 @@ def _doc_counts(
 
 @dataclass
 class E2EReport(ExtractionReport):
-    """GERBIL-style end-to-end linking scores (§6.4)."""
+    """GERBIL-style end-to-end linking scores (docs/extraction.md#entity-linking)."""
 
     match: str
     subset: str
@@ -173,7 +173,8 @@ class E2EReport(ExtractionReport):
         return out
 
     def document_counts(self) -> dict[str, tuple[int, int, int]]:
-        """Per document ``(tp, fp, fn)`` for resampling documents (stats.md §9)."""
+        """Per document ``(tp, fp, fn)`` for resampling documents
+        (docs/stats.md#corpus-level-metrics-corpus_test)."""
         return {d: tuple(int(x) for x in self.counts[i]) for i, d in enumerate(self.doc_ids)}
 
     def resampling_counts(self, metric: str) -> dict[str, tuple[int, int, int]]:

@@ -111,7 +111,8 @@ def evaluate_types_multilabel(
     missing: Literal["error", "as_invalid"] = "error",
     extra: Literal["error", "ignore"] = "error",
 ) -> MultiLabelReport:
-    """Multi-label metrics on label sets, e.g. primary + secondary types (§4.4).
+    """Multi-label metrics on label sets, e.g. primary + secondary types
+    (docs/extraction.md#type-classification).
 
     Semantics of scikit-learn on a ``MultiLabelBinarizer`` matrix: micro, macro and weighted
     P/R/F1 over the label set; ``samples`` = per-item P/R/F1 averaged; subset accuracy = exact

@@ -1,9 +1,11 @@
-"""NER evaluation: SemEval-2013 schemas and seqeval-compatible entity scores (extraction.md §3).
+"""NER evaluation: SemEval-2013 schemas and seqeval-compatible entity scores
+(docs/extraction.md#ner).
 
 :func:`evaluate_ner` scores character spans per document under the four SemEval-2013 Task 9.1
 schemas (``strict``, ``exact``, ``partial``, ``type``) with COR/INC/PAR/MIS/SPU counts, using the
 optimal one-to-one matching of :mod:`ragmeter.extraction.matching`. Its ``entity`` block is the
-exact-match entity score of §3.1, equal to seqeval's ``classification_report`` on equivalent tag
+exact-match entity score of docs/extraction.md#ner, equal to seqeval's ``classification_report`` on
+equivalent tag
 sequences. :func:`evaluate_ner_tags` decodes tag sequences (seqeval's lenient or strict mode)
 and scores them with the same machinery.
 
@@ -50,7 +52,7 @@ def evaluate_ner(
     empty_documents: Literal["perfect", "skip"] = "perfect",
     on_offset_mismatch: Literal["error", "skip", "relocate"] = "error",
 ) -> NerReport:
-    """Score predicted entity spans against gold, per document (extraction.md §3.1, §3.3).
+    """Score predicted entity spans against gold, per document (docs/extraction.md#ner).
 
     For each schema, each document's gold spans and predictions are matched one-to-one
     (optimal matching maximizing credit COR=1, PAR=½, INC=0, then the number of pairs, then
@@ -178,7 +180,8 @@ def evaluate_ner_tags(
 ) -> NerReport:
     """Score tag sequences (one inner list per sentence) with :func:`evaluate_ner`.
 
-    Tags are decoded as §3.2 says (``mode="lenient"``: seqeval's default; ``"strict"``: seqeval
+    Tags are decoded as docs/extraction.md#ner says (``mode="lenient"``: seqeval's default;
+    ``"strict"``: seqeval
     strict mode with ``scheme``), one document per sentence unless ``doc_ids`` names the
     document of each sentence. Offsets and ``min_overlap`` count tokens. The report's
     ``entity`` block equals ``seqeval.metrics.classification_report`` and ``token_accuracy``

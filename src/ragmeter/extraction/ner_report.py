@@ -82,7 +82,8 @@ class NerReport(ExtractionReport):
 
     def document_counts(self, schema: str = "strict") -> dict[str, tuple[float, float, float]]:
         """Additive per-document statistics ``(tp, fp, fn)`` of a schema, for resampling
-        documents (stats.md §9): tp = COR + ½·PAR, fp = ACT − tp, fn = POS − tp, so that
+        documents (docs/stats.md#corpus-level-metrics-corpus_test): tp = COR + ½·PAR, fp = ACT − tp,
+        fn = POS − tp, so that
         micro P, R and F1 follow from their sums."""
         schema = _ALIASES.get(schema, schema)
         c = self.doc_counts[schema]
@@ -96,7 +97,8 @@ class NerReport(ExtractionReport):
 
     def resampling_counts(self, metric: str) -> dict[str, tuple[float, float, float]]:
         """Per-document ``(tp, fp, fn)`` behind a micro metric (``overall.<schema>.*``,
-        ``entity.micro.*``, with or without the ``ner.`` prefix), for stats.md §9."""
+        ``entity.micro.*``, with or without the ``ner.`` prefix), for
+        docs/stats.md#corpus-level-metrics-corpus_test."""
         name = metric.removeprefix("ner.")
         parts = name.split(".")
         if parts[0] == "overall" and len(parts) == 3:

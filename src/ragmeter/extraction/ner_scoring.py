@@ -232,7 +232,8 @@ def _score(
                 else f"weighted_over_labels.{schema}"
             ] = note
 
-    # entity-level exact match (§3.1): TP = per-label strict COR, |P| = ACT, |G| = POS
+    # entity-level exact match (docs/extraction.md#ner): TP = per-label strict COR, |P| = ACT, |G| =
+    # POS
     strict_lab = label_counts["strict"]
     ent_rows = []
     ent_per_label: dict[str, Any] = {}

@@ -127,7 +127,8 @@ def span_agreement(
 
     For a pair (A, B): F1 = 2·|A∩B|/(|A| + |B|) under ``strict`` (symmetric; with B as
     predictions it is the strict F1 with A as reference, and vice versa), and the overlap-
-    tolerant value under ``type``, using the optimal matching of §3.3. A document one annotator
+    tolerant value under ``type``, using the optimal matching of docs/extraction.md#ner. A document
+    one annotator
     did not annotate counts as empty for that annotator.
     """
     from ragmeter.extraction.columns import to_span_table
@@ -206,7 +207,7 @@ def span_agreement_tags(
             kappa = cohen_kappa(flat1, flat2)
             warnings.append(
                 "token κ is a diagnostic: it counts O tokens as agreement and is inflated; "
-                "use span F1 for NER agreement (extraction.md §8.2)"
+                "use span F1 for NER agreement (docs/extraction.md#inter-annotator-agreement)"
             )
             warn(warnings[-1])
     return SpanAgreementReport(

@@ -1,4 +1,4 @@
-"""Token-level NER diagnostics (extraction.md §3.4).
+"""Token-level NER diagnostics (docs/extraction.md#token-level-diagnostics).
 
 Token scores give partial credit for boundary errors and ignore chunk structure, so they are a
 diagnostic, never the headline NER score. Each token gets the label of the span overlapping it
@@ -210,5 +210,8 @@ def token_level_metrics(
         },
         undefined=undefined,
         tags=tags_out if return_tags else None,
-        warnings=["token-level scores are a diagnostic; the NER score is entity-level (§3.4)"],
+        warnings=[
+            "token-level scores are a diagnostic; the NER score is entity-level "
+            "(docs/extraction.md#token-level-diagnostics)"
+        ],
     )

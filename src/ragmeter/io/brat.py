@@ -1,4 +1,4 @@
-"""BRAT standoff: loader and writer (extraction.md §2.1, https://brat.nlplab.org/standoff.html).
+"""BRAT standoff: loader and writer (docs/extraction.md#formats, https://brat.nlplab.org/standoff.html).
 
 A document is ``X.txt`` (UTF-8 text, read byte-exact) and ``X.ann``; its ``doc_id`` is the path
 of ``X`` relative to the corpus root with ``/`` separators. ``T`` lines become spans, ``N``

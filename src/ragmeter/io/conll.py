@@ -1,4 +1,4 @@
-"""CoNLL / IOB files: loader and writer (extraction.md §2.2).
+"""CoNLL / IOB files: loader and writer (docs/extraction.md#formats).
 
 One token per line, columns separated by whitespace, the tag in ``tag_col`` (default: last),
 a blank line between sentences. ``-DOCSTART-`` or a comment ``# doc_id = <id>`` starts a new
@@ -284,7 +284,8 @@ def load_conll(
 ) -> tuple[Corpus, LoadReport]:
     """Load a CoNLL file as character spans (see the module docstring).
 
-    Tags are decoded per sentence (§3.2): ``mode="lenient"`` repairs ill-formed chunks the way
+    Tags are decoded per sentence (docs/extraction.md#ner): ``mode="lenient"`` repairs ill-formed
+    chunks the way
     conlleval does (each repair is listed), ``"strict"`` keeps only well-formed chunks, and
     ``strict_gold=True`` raises on any ill-formed sentence.
     """

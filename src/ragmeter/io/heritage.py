@@ -1,7 +1,8 @@
-"""The heritage JSON gold format and its related files (extraction.md §2.3).
+"""The heritage JSON gold format and its related files (docs/extraction.md#formats).
 
 A gold file is a JSON array or JSONL of records ``{id, text, ner_annotations, type_classification,
-entity_linking, qa_pairs, ...}`` (the ragmeter gold format of runner.md §2 is the same shape).
+entity_linking, qa_pairs, ...}`` (the ragmeter gold format of
+docs/runner.md#the-gold-standard-format is the same shape).
 ``ner_annotations`` become validated spans; ``entity_linking`` is attached to spans either by
 surface string (the heritage form, accepted only when exactly one annotation has that text,
 else :class:`AmbiguousLinkError`) or by offsets (the list form, with optional ``mention_id`` and
@@ -122,7 +123,7 @@ def load_heritage(
     """Load heritage / ragmeter gold records (see the module docstring).
 
     ``offset_unit="utf16"`` or ``"utf8"`` converts offsets counted by other tools to code points
-    (§1.3).
+    (docs/extraction.md#data-model-and-validation).
 
     Offsets are validated against ``text`` (the heritage sample entry has two wrong ones):
     ``"error"`` lists every bad span with the text found at its offsets and, when the mention

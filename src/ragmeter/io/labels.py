@@ -1,4 +1,5 @@
-"""Label files for type classification (``ragmeter classify``, extraction.md §4, §2.3).
+"""Label files for type classification (``ragmeter classify``,
+docs/extraction.md#type-classification).
 
 Accepted forms, detected from the content:
 

@@ -1,4 +1,4 @@
-"""Entity-linking record files (``ragmeter link``, extraction.md §6.1).
+"""Entity-linking record files (``ragmeter link``, docs/extraction.md#entity-linking).
 
 Gold, any of:
 

@@ -1,4 +1,4 @@
-"""Errors of the extraction module (extraction.md §1–§6).
+"""Errors of the extraction module (docs/extraction.md).
 
 All are :class:`~ragmeter.errors.InputError` subclasses, so the command line prints them as
 ``FILE:LINE: what is wrong (what was expected)`` and exits 2. An error that concerns several
@@ -64,7 +64,8 @@ class OffsetMismatchError(MultiProblemError):
 
 
 class InvalidLabelError(MultiProblemError):
-    """Gold labels outside the vocabulary (V5, §4.1); lists all of them."""
+    """Gold labels outside the vocabulary (V5, docs/extraction.md#type-classification); lists all of
+    them."""
 
     def __init__(self, problems: Sequence[Problem], labels: Sequence[str] = ()) -> None:
         super().__init__(problems)
@@ -80,24 +81,29 @@ class DuplicateSpanError(MultiProblemError):
 
 
 class UnknownDocumentError(MultiProblemError):
-    """A span or prediction for a document that is not in the corpus (V6, §3)."""
+    """A span or prediction for a document that is not in the corpus (V6,
+    docs/extraction.md#ner)."""
 
 
 class OverlapError(InputError):
-    """Two spans cover the same token and cannot be written as tags (§1.4)."""
+    """Two spans cover the same token and cannot be written as tags
+    (docs/extraction.md#tokenization-and-span--token-alignment)."""
 
 
 class TagSchemeError(InputError):
-    """A tag prefix the scheme does not allow, or an ill-formed gold sequence (§3.2)."""
+    """A tag prefix the scheme does not allow, or an ill-formed gold sequence
+    (docs/extraction.md#ner)."""
 
 
 class TokenMismatchError(InputError):
-    """Gold and prediction tokens differ, or CoNLL tokens do not fit the text (§2.2)."""
+    """Gold and prediction tokens differ, or CoNLL tokens do not fit the text
+    (docs/extraction.md#formats)."""
 
 
 class AmbiguousLinkError(InputError):
-    """A surface-keyed link that matches no annotation or several (§2.3)."""
+    """A surface-keyed link that matches no annotation or several (docs/extraction.md#formats)."""
 
 
 class DuplicateMentionError(InputError):
-    """A second prediction record (or gold mention) for the same mention id (§6.1)."""
+    """A second prediction record (or gold mention) for the same mention id
+    (docs/extraction.md#entity-linking)."""

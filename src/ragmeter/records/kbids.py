@@ -1,4 +1,4 @@
-"""Canonical knowledge-base identifiers (extraction.md §1.5).
+"""Canonical knowledge-base identifiers (docs/extraction.md#data-model-and-validation).
 
 KB ids are compared as strings after this canonicalization:
 

@@ -1,4 +1,4 @@
-"""The data model: documents, spans and corpora (extraction.md §1.1).
+"""The data model: documents, spans and corpora (docs/extraction.md#data-model-and-validation).
 
 Offsets are half-open ``[start, end)`` and count Unicode code points (Python ``str`` indices).
 Scoring identity is ``(doc_id, start, end, label)`` for NER and ``mention_id`` (default
@@ -59,7 +59,8 @@ class Span:
 
     ``fragments`` holds the pieces of a discontinuous (BRAT) span; ``start``/``end`` are then
     the first start and the last end. ``kb_ids`` is the set of acceptable canonical KB ids
-    (§1.5); ``nil=True`` marks a mention known not to be in the KB and excludes ``kb_ids``.
+    (docs/extraction.md#data-model-and-validation); ``nil=True`` marks a mention known not to be in
+    the KB and excludes ``kb_ids``.
     """
 
     doc_id: str

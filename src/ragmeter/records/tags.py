@@ -1,4 +1,4 @@
-"""Tag sequences: scheme normalization, decoding into chunks and encoding (extraction.md §3.2).
+"""Tag sequences: scheme normalization, decoding into chunks and encoding (docs/extraction.md#ner).
 
 A tag's first character is its prefix (``B I E S O``, after normalization); its type is
 everything after the first ``-`` (``B-NL-ISIL`` has type ``NL-ISIL``), and a tag with no type

@@ -1,4 +1,5 @@
-"""Tokenizers and span ↔ token alignment (extraction.md §1.4).
+"""Tokenizers and span ↔ token alignment
+(docs/extraction.md#tokenization-and-span--token-alignment).
 
 A tokenizer maps a text to ``[(start, end), ...]`` character offsets. Offsets come from the
 tokenizer itself: token strings are never searched for in the text and offsets are never rebuilt

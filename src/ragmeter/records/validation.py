@@ -1,4 +1,4 @@
-"""Validation of a corpus (extraction.md §1.2, rules V1–V6).
+"""Validation of a corpus (docs/extraction.md#data-model-and-validation, rules V1–V6).
 
 Loaders call :func:`validate`; scorers call it on their inputs. Nothing is repaired silently:
 relocations, skipped spans, removed duplicates and whitespace warnings are all listed in the
@@ -133,7 +133,7 @@ def validate(
     duplicates: Literal["dedupe", "keep", "error"] | None = None,
     locate: Locator | None = None,
 ) -> ValidationReport:
-    """Check ``corpus`` against rules V1–V6 of extraction.md §1.2.
+    """Check ``corpus`` against rules V1–V6 of docs/extraction.md#data-model-and-validation.
 
     Parameters
     ----------
