@@ -11,7 +11,7 @@ error in accuracy and micro scores, and is not averaged in macro or weighted mea
 
 >>> gold = dict(enumerate("MMMAALGM"))
 >>> pred = dict(enumerate("MMAALLMM"))
->>> r = evaluate_types(gold, pred)
+>>> r = evaluate(gold, pred)
 >>> r.accuracy, r.balanced_accuracy, round(r.macro["f1"], 4), round(r.weighted["f1"], 4)
 (0.625, 0.5625, 0.4792, 0.5833)
 >>> r.labels_used
@@ -38,9 +38,10 @@ from ragmeter.extraction.classification_common import (
     _prf_from_counts,
 )
 from ragmeter.extraction.columns import factorize
+from ragmeter.extraction.deprecated import deprecated_alias
 
 # the multi-label engine lives in its own module; its public names stay importable from here
-from ragmeter.extraction.multilabel import MultiLabelReport, evaluate_types_multilabel
+from ragmeter.extraction.multilabel import MultiLabelReport, evaluate_multilabel
 from ragmeter.extraction.prf import check_zero_division, mean
 from ragmeter.extraction.profiles import INVALID, HierarchyProfile, get_profile
 from ragmeter.extraction.report import ExtractionReport
@@ -50,6 +51,8 @@ from ragmeter.records.errors import InvalidLabelError, Problem
 __all__ = [
     "MultiLabelReport",
     "TypeReport",
+    "evaluate",
+    "evaluate_multilabel",
     "evaluate_types",
     "evaluate_types_multilabel",
 ]
@@ -57,7 +60,7 @@ __all__ = [
 
 @dataclass
 class TypeReport(ExtractionReport):
-    """Result of :func:`evaluate_types`."""
+    """Result of :func:`evaluate`."""
 
     _kind = "classification"
 
@@ -175,7 +178,7 @@ class TypeReport(ExtractionReport):
         )
 
 
-def evaluate_types(
+def evaluate(
     gold: Mapping[Any, str],
     pred: Mapping[Any, str],
     *,
@@ -484,3 +487,14 @@ def evaluate_types(
         item_codes=(g, p, universe),
         warnings=warnings,
     )
+
+
+# the names before every engine's entry point was spelled ``evaluate``
+evaluate_types = deprecated_alias(
+    evaluate, "evaluate_types", "ragmeter.extraction.classification.evaluate"
+)
+evaluate_types_multilabel = deprecated_alias(
+    evaluate_multilabel,
+    "evaluate_types_multilabel",
+    "ragmeter.extraction.classification.evaluate_multilabel",
+)

@@ -3,10 +3,10 @@
 Everything is keyed by mention id (``doc_id:start-end`` by default), never by surface string or
 list position (heritage defects 17–21).
 
-* :func:`evaluate_linking`: Hits@K and MRR over the **InKB** gold mentions (NIL gold mentions are
+* :func:`evaluate`: Hits@K and MRR over the **InKB** gold mentions (NIL gold mentions are
   excluded from the denominator and counted; a missing prediction scores 0), NIL detection as
   binary classification over all gold mentions joined by id, and D2KB accuracy.
-* :func:`evaluate_linking_e2e`: GERBIL-style end-to-end scores on spans plus links, with strong
+* :func:`evaluate_e2e`: GERBIL-style end-to-end scores on spans plus links, with strong
   or weak annotation matching, micro and macro averages over documents, and the ``inkb``,
   ``ee`` and ``gs_inkb`` subsets.
 
@@ -14,7 +14,7 @@ list position (heritage defects 17–21).
 >>> pred = {"doc1:4-25": [{"kb_id": "Q190804", "score": 0.9}, {"kb_id": "Q2", "score": 0.5}],
 ...         "doc1:40-49": [{"kb_id": "Q4", "score": 0.8}, {"kb_id": "Q3", "score": 0.7}],
 ...         "doc2:0-8": []}
->>> r = evaluate_linking(gold, pred, k=(1, 5))
+>>> r = evaluate(gold, pred, k=(1, 5))
 >>> r.ranking["hits@1"], r.ranking["hits@5"], r.ranking["mrr"]
 (0.3333333333333333, 0.6666666666666666, 0.5)
 """
@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 
 from ragmeter.errors import InputError
-from ragmeter.extraction.linking_e2e import E2EReport, evaluate_linking_e2e
+from ragmeter.extraction.deprecated import deprecated_alias
+from ragmeter.extraction.linking_e2e import E2EReport, evaluate_e2e
 from ragmeter.extraction.linking_inputs import gold_mentions, prediction_records
 from ragmeter.extraction.prf import check_zero_division, mean, prf
 from ragmeter.extraction.report import ExtractionReport
@@ -39,6 +40,8 @@ from ragmeter.records.kbids import NIL_ID
 __all__ = [
     "E2EReport",
     "LinkingReport",
+    "evaluate",
+    "evaluate_e2e",
     "evaluate_linking",
     "evaluate_linking_e2e",
     "gold_mentions",
@@ -165,7 +168,7 @@ class LinkingReport(ExtractionReport):
         )
 
 
-def evaluate_linking(
+def evaluate(
     gold: Any,
     pred: Any,
     *,
@@ -298,3 +301,12 @@ def evaluate_linking(
         },
         warnings=warnings,
     )
+
+
+# the names before every engine's entry point was spelled ``evaluate``
+evaluate_linking = deprecated_alias(
+    evaluate, "evaluate_linking", "ragmeter.extraction.linking.evaluate"
+)
+evaluate_linking_e2e = deprecated_alias(
+    evaluate_e2e, "evaluate_linking_e2e", "ragmeter.extraction.linking.evaluate_e2e"
+)

@@ -23,7 +23,7 @@ from ragmeter.records.errors import Problem, UnknownDocumentError
 from ragmeter.records.kbids import NIL_ID
 from ragmeter.records.model import Corpus, Span
 
-__all__ = ["E2EReport", "evaluate_linking_e2e"]
+__all__ = ["E2EReport", "evaluate_e2e"]
 
 
 @dataclass(frozen=True)
@@ -244,7 +244,7 @@ class E2EReport(ExtractionReport):
         )
 
 
-def evaluate_linking_e2e(
+def evaluate_e2e(
     gold: Corpus | Mapping[str, Sequence[Any]],
     pred: Corpus | Mapping[str, Sequence[Any]],
     *,
@@ -269,8 +269,8 @@ def evaluate_linking_e2e(
     ...                {"start": 23, "end": 39, "kb": "Q9"}]}
     >>> pred = {"d1": [{"start": 4, "end": 15, "kb": "Q190804"},
     ...                {"start": 23, "end": 32, "kb": "Q9"}]}
-    >>> strong = evaluate_linking_e2e(gold, pred)
-    >>> weak = evaluate_linking_e2e(gold, pred, match="weak")
+    >>> strong = evaluate_e2e(gold, pred)
+    >>> weak = evaluate_e2e(gold, pred, match="weak")
     >>> strong.micro["f1"], weak.micro["f1"]
     (0.5, 1.0)
     """

@@ -1,8 +1,8 @@
 """Multi-label type classification (label sets such as primary + secondary types).
 
 Semantics are scikit-learn's ``precision_recall_fscore_support`` on binarized label sets, with
-the ``samples`` average and subset accuracy; :func:`evaluate_types_multilabel` joins gold and
-predictions by item id as :func:`~ragmeter.extraction.classification.evaluate_types` does.
+the ``samples`` average and subset accuracy; :func:`evaluate_multilabel` joins gold and
+predictions by item id as :func:`~ragmeter.extraction.classification.evaluate` does.
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from ragmeter.extraction.report import ExtractionReport
 from ragmeter.extraction.results import library_versions
 from ragmeter.records.errors import InvalidLabelError, Problem
 
-__all__ = ["MultiLabelReport", "evaluate_types_multilabel"]
+__all__ = ["MultiLabelReport", "evaluate_multilabel"]
 
 
 @dataclass
 class MultiLabelReport(ExtractionReport):
-    """Result of :func:`evaluate_types_multilabel`."""
+    """Result of :func:`evaluate_multilabel`."""
 
     _kind = "multi-label"
 
@@ -101,7 +101,7 @@ class MultiLabelReport(ExtractionReport):
         )
 
 
-def evaluate_types_multilabel(
+def evaluate_multilabel(
     gold: Mapping[Any, Iterable[str]],
     pred: Mapping[Any, Iterable[str]],
     *,
@@ -121,7 +121,7 @@ def evaluate_types_multilabel(
 
     >>> g = {1: {"M"}, 2: {"M", "A"}, 3: {"L"}, 4: {"A", "R"}}
     >>> p = {1: {"M"}, 2: {"M"}, 3: {"L", "A"}, 4: {"A"}}
-    >>> r = evaluate_types_multilabel(g, p)
+    >>> r = evaluate_multilabel(g, p)
     >>> round(r.micro["f1"], 4), r.macro["f1"], r.samples["precision"], r.subset_accuracy
     (0.7273, 0.625, 0.875, 0.25)
     """

@@ -1,17 +1,17 @@
 """NER evaluation: SemEval-2013 schemas and seqeval-compatible entity scores
 (docs/extraction.md#ner).
 
-:func:`evaluate_ner` scores character spans per document under the four SemEval-2013 Task 9.1
+:func:`evaluate` scores character spans per document under the four SemEval-2013 Task 9.1
 schemas (``strict``, ``exact``, ``partial``, ``type``) with COR/INC/PAR/MIS/SPU counts, using the
 optimal one-to-one matching of :mod:`ragmeter.extraction.matching`. Its ``entity`` block is the
 exact-match entity score of docs/extraction.md#ner, equal to seqeval's ``classification_report`` on
 equivalent tag
-sequences. :func:`evaluate_ner_tags` decodes tag sequences (seqeval's lenient or strict mode)
+sequences. :func:`evaluate_tags` decodes tag sequences (seqeval's lenient or strict mode)
 and scores them with the same machinery.
 
 >>> gold = {"d1": [(4, 25, "MUS"), (36, 40, "TMP")]}
 >>> pred = {"d1": [(4, 15, "MUS"), (16, 25, "LOC"), (36, 40, "TMP")]}
->>> r = evaluate_ner(gold, pred)
+>>> r = evaluate(gold, pred)
 >>> [r.get(f"overall.{s}.f1") for s in ("strict", "exact", "partial", "type")]
 [0.4, 0.4, 0.6, 0.8]
 >>> {k: r.overall["partial"][k] for k in ("COR", "INC", "PAR", "MIS", "SPU")}
@@ -26,6 +26,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ragmeter.extraction.columns import SpanTable
+from ragmeter.extraction.deprecated import deprecated_alias
 from ragmeter.extraction.ner_prepare import COUNT_KEYS, SCHEMAS, _prepare, _schemas
 from ragmeter.extraction.ner_report import NerReport
 from ragmeter.extraction.ner_scoring import _score
@@ -36,10 +37,18 @@ from ragmeter.records.errors import (
 )
 from ragmeter.records.model import Corpus
 
-__all__ = ["COUNT_KEYS", "SCHEMAS", "NerReport", "evaluate_ner", "evaluate_ner_tags"]
+__all__ = [
+    "COUNT_KEYS",
+    "SCHEMAS",
+    "NerReport",
+    "evaluate",
+    "evaluate_ner",
+    "evaluate_ner_tags",
+    "evaluate_tags",
+]
 
 
-def evaluate_ner(
+def evaluate(
     gold: Corpus | Mapping[str, Sequence[Any]] | SpanTable,
     pred: Corpus | Mapping[str, Sequence[Any]] | SpanTable,
     *,
@@ -168,7 +177,7 @@ def tag_spans(
     return docs, starts, ends, labels
 
 
-def evaluate_ner_tags(
+def evaluate_tags(
     y_true: Sequence[Sequence[str]],
     y_pred: Sequence[Sequence[str]],
     *,
@@ -178,7 +187,7 @@ def evaluate_ner_tags(
     strict_gold: bool = False,
     **options: Any,
 ) -> NerReport:
-    """Score tag sequences (one inner list per sentence) with :func:`evaluate_ner`.
+    """Score tag sequences (one inner list per sentence) with :func:`evaluate`.
 
     Tags are decoded as docs/extraction.md#ner says (``mode="lenient"``: seqeval's default;
     ``"strict"``: seqeval
@@ -187,7 +196,7 @@ def evaluate_ner_tags(
     ``entity`` block equals ``seqeval.metrics.classification_report`` and ``token_accuracy``
     equals ``seqeval.metrics.accuracy_score``.
 
-    >>> r = evaluate_ner_tags([["B-MUS", "I-MUS", "O", "B-LOC", "O", "B-TMP"]],
+    >>> r = evaluate_tags([["B-MUS", "I-MUS", "O", "B-LOC", "O", "B-TMP"]],
     ...                       [["B-MUS", "O", "O", "B-LOC", "O", "B-LOC"]])
     >>> round(r.get("entity.micro.f1"), 4), round(r.get("entity.macro.f1"), 4)
     (0.3333, 0.2222)
@@ -231,9 +240,16 @@ def evaluate_ner_tags(
     pred = SpanTable.from_arrays(
         p[0], np.array(p[1], np.int64), np.array(p[2], np.int64), p[3], documents=documents
     )
-    report = evaluate_ner(gold, pred, **options)
+    report = evaluate(gold, pred, **options)
     report.metrics["token_accuracy"] = n_equal / n_tokens if n_tokens else None
     if not n_tokens:
         report.undefined["token_accuracy"] = "no tokens"
     report.settings.update({"input": "tags", "scheme": scheme, "mode": mode, "units": "tokens"})
     return report
+
+
+# the names before every engine's entry point was spelled ``evaluate``
+evaluate_ner = deprecated_alias(evaluate, "evaluate_ner", "ragmeter.extraction.ner.evaluate")
+evaluate_ner_tags = deprecated_alias(
+    evaluate_tags, "evaluate_ner_tags", "ragmeter.extraction.ner.evaluate_tags"
+)

@@ -1,6 +1,6 @@
 """NER input checks: schema names, span tables of gold and predictions, sorting and duplicates.
 
-Everything :func:`~ragmeter.extraction.ner.evaluate_ner` does before matching: the span tables
+Everything :func:`~ragmeter.extraction.ner.evaluate` does before matching: the span tables
 it scores are validated and sorted here, so the scoring code can assume clean arrays.
 """
 

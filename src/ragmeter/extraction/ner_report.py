@@ -13,7 +13,7 @@ from ragmeter.extraction.report import ExtractionReport
 
 @dataclass
 class NerReport(ExtractionReport):
-    """Result of :func:`evaluate_ner`.
+    """Result of :func:`evaluate`.
 
     ``metrics`` holds ``overall``, ``per_label``, ``macro_over_labels``,
     ``weighted_over_labels``, ``macro_over_documents``, ``entity`` and ``confusions``; the

@@ -1,7 +1,7 @@
 """NER scoring: SemEval-2013 outcome counts per schema, P/R/F1 blocks and label averages.
 
 The counts follow nervaluate (COR, INC, PAR, MIS, SPU per schema); the entity block is
-seqeval's exact-match score. Called by :func:`~ragmeter.extraction.ner.evaluate_ner`.
+seqeval's exact-match score. Called by :func:`~ragmeter.extraction.ner.evaluate`.
 """
 
 from __future__ import annotations

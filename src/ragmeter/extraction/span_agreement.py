@@ -71,7 +71,8 @@ class SpanAgreementReport(ExtractionReport):
 def _span_agreement(
     tables: Mapping[str, Any], schemas: Sequence[str], reports: dict[str, Any]
 ) -> tuple[list[str], dict, dict, dict, dict]:
-    from ragmeter.extraction.ner import _schemas, evaluate_ner
+    from ragmeter.extraction.ner import _schemas
+    from ragmeter.extraction.ner import evaluate as evaluate_ner
 
     names = list(tables)
     if len(names) < 2:

@@ -96,14 +96,14 @@ def register(app: typer.Typer) -> None:
         if top_k < 0 or level < 1:
             raise UsageError("--top-k must be >= 0 and --level >= 1", command=cmd)
         zd = _zero_division(cmd, zero_division, allow_nan=True)
-        from ragmeter.extraction.classification import evaluate_types, evaluate_types_multilabel
+        from ragmeter.extraction.classification import evaluate, evaluate_multilabel
         from ragmeter.io.labels import read_labels
 
         with _status("scoring types"):
             g = read_labels(gold)
             p = read_labels(pred)
             _check_label_files(g, p, prof, missing=missing, extra=extra, invalid=invalid_gold)
-            report = evaluate_types(
+            report = evaluate(
                 g.labels,
                 p.labels,
                 profile=prof,
@@ -117,7 +117,7 @@ def register(app: typer.Typer) -> None:
             )
             ml = None
             if multilabel:
-                ml = evaluate_types_multilabel(
+                ml = evaluate_multilabel(
                     g.label_sets,
                     p.label_sets,
                     profile=prof,

@@ -80,7 +80,7 @@ def register(app: typer.Typer) -> None:
             )
             if fmt_ not in ("brat", "heritage"):
                 raise UsageError("--e2e needs BRAT or heritage corpora", command=cmd)
-            from ragmeter.extraction.linking import evaluate_linking_e2e
+            from ragmeter.extraction.linking import evaluate_e2e
 
             lo = {
                 "on_offset_mismatch": "error",
@@ -91,7 +91,7 @@ def register(app: typer.Typer) -> None:
             pc, _ = _load_spans(pred, fmt_, role="pred", opts=lo)
             if fmt_ == "heritage":
                 _warn_lines(drop_unannotated([gc, pc], [gold, pred]))
-            rep = evaluate_linking_e2e(
+            rep = evaluate_e2e(
                 gc,
                 pc,
                 match=match,
@@ -117,12 +117,12 @@ def register(app: typer.Typer) -> None:
             ) from None
         if not ks or ks[0] < 1:
             raise UsageError(f"-k '{k}' needs positive cutoffs", command=cmd)
-        from ragmeter.extraction.linking import evaluate_linking
+        from ragmeter.extraction.linking import evaluate
         from ragmeter.io.mentions import read_link_gold, read_link_predictions
 
         g = read_link_gold(gold)
         p = read_link_predictions(pred)
-        rep = evaluate_linking(
+        rep = evaluate(
             {m: r["kb_ids"] for m, r in g.records.items()},
             dict(p.records),
             k=ks,

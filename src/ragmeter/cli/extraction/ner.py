@@ -137,7 +137,7 @@ def register(app: typer.Typer) -> None:
         token_report = None
         with _status("scoring entities"):
             if fmt_ == "conll":
-                from ragmeter.extraction.ner import evaluate_ner_tags
+                from ragmeter.extraction.ner import evaluate_tags
                 from ragmeter.io.conll import check_same_tokens, read_conll
 
                 g = read_conll(gold, scheme=scheme, mode=mode)
@@ -146,12 +146,12 @@ def register(app: typer.Typer) -> None:
                 y_true = [s for d in g.documents for s in d.tags]
                 y_pred = [s for d in p.documents for s in d.tags]
                 doc_ids = [d.doc_id for d in g.documents for _ in d.tags]
-                report = evaluate_ner_tags(
+                report = evaluate_tags(
                     y_true, y_pred, scheme=scheme, mode=mode, doc_ids=doc_ids, **options
                 )
                 report.settings["files"] = {"gold": gold, "pred": pred, "format": "conll"}
             else:
-                from ragmeter.extraction.ner import evaluate_ner
+                from ragmeter.extraction.ner import evaluate
 
                 lo = {
                     "on_offset_mismatch": on_offset_mismatch,
@@ -162,7 +162,7 @@ def register(app: typer.Typer) -> None:
                 pc, prep = _load_spans(pred, fmt_, role="pred", opts=lo)
                 if fmt_ == "heritage":
                     _warn_lines(drop_unannotated([gc, pc], [gold, pred]))
-                report = evaluate_ner(gc, pc, on_offset_mismatch=on_offset_mismatch, **options)
+                report = evaluate(gc, pc, on_offset_mismatch=on_offset_mismatch, **options)
                 report.reports["load"] = {"gold": grep.to_dict(), "pred": prep.to_dict()}
                 report.settings["files"] = {"gold": gold, "pred": pred, "format": fmt_}
                 if token_level:
