@@ -92,7 +92,7 @@ def median_time(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
 # -- ragmeter ----------------------------------------------------------------------------------
 def ragmeter_ner(data: dict[str, Any]):
     from ragmeter.extraction.columns import SpanTable
-    from ragmeter.extraction.ner import evaluate_ner
+    from ragmeter.extraction.ner import evaluate as evaluate_ner
 
     gold = SpanTable.from_arrays(*data["gold"], documents=data["doc_ids"])
     pred = SpanTable.from_arrays(*data["pred"])
@@ -100,9 +100,9 @@ def ragmeter_ner(data: dict[str, Any]):
 
 
 def ragmeter_ner_tags(tags: tuple[list[list[str]], list[list[str]]]):
-    from ragmeter.extraction.ner import evaluate_ner_tags
+    from ragmeter.extraction.ner import evaluate_tags
 
-    return evaluate_ner_tags(*tags)
+    return evaluate_tags(*tags)
 
 
 # -- anchors -----------------------------------------------------------------------------------
@@ -159,7 +159,7 @@ def cls_data(n: int, seed: int = 1) -> tuple[dict[str, str], dict[str, str], lis
 
 
 def ragmeter_cls(gold: dict[str, str], pred: dict[str, str]):
-    from ragmeter.extraction.classification import evaluate_types
+    from ragmeter.extraction.classification import evaluate as evaluate_types
 
     return evaluate_types(gold, pred, profile="heritage")
 

@@ -363,7 +363,8 @@ def test_agreement_numeric_ordinal_ratings_in_numeric_order(tmp_path):
 
 
 def test_ner_heritage_offsets_in_utf16(tmp_path):
-    """--offset-unit applies to heritage JSON too (docs/extraction.md, TV-FMT-01's text)."""
+    """--offset-unit applies to heritage JSON too (docs/extraction.md#data-model-and-validation,
+    TV-FMT-01's text)."""
     text = "\U0001f3db Rijksmuseum"
     rec = {
         "id": "d1",

@@ -81,7 +81,8 @@ def test_tv_iaa_05_span_f1_versus_token_kappa():
     assert close(rep.pairwise["strict"][1][0], exp["span_f1_strict_a2_as_reference"])
     assert close(rep.mean_f1["type"], exp["span_f1_overlap_type"])
     assert close(rep.token_kappa, exp["token_kappa_including_O"])
-    assert rep.token_kappa > rep.mean_f1["strict"]  # the inflation docs/extraction.md warns about
+    # the inflation docs/extraction.md#inter-annotator-agreement warns about
+    assert rep.token_kappa > rep.mean_f1["strict"]
 
 
 def test_tv_iaa_06_kappa_paradox():

@@ -42,7 +42,7 @@ def test_tv_ner_01_entity_scores_equal_seqeval():
     for label, block in exp["per_type"].items():
         assert_prf(r.entity["per_label"][label], block, where=label)
     assert close(r.get("token_accuracy"), exp["token_accuracy"])
-    # the strict schema gives the same micro numbers
+    # docs/extraction.md#ner: the strict schema gives the same micro numbers
     assert_prf(r.overall["strict"], exp["micro"])
 
 
@@ -152,7 +152,7 @@ def test_tv_ner_11_invalid_predicted_label_is_scored_not_dropped():
     r = evaluate_ner({"d": gold}, {"d": pred}, vocabulary=inp["vocabulary"])
     assert_prf(r.overall["strict"], exp["strict"])
     assert r.reports["invalid_labels"] == exp["invalid_labels"]
-    assert r.overall["exact"]["COR"] == 1  # "exact COR"
+    assert r.overall["exact"]["COR"] == 1  # "exact COR" (docs/extraction.md#ner)
     observed = v["library_observed"]["nervaluate_tags=[MUS]"]
     assert r.overall["strict"]["ACT"] != observed["ACT"]
     # the sentinel is a label of its own, listed, and left out of the macro mean
@@ -315,6 +315,6 @@ def test_tv_ner_17_token_level_diagnostics():
     for avg in ("micro", "macro", "weighted"):
         assert_prf(getattr(r, avg), exp[avg], where=avg)
     assert close(r.token_accuracy, exp["token_accuracy_including_O"])
-    # token level is a diagnostic: the entity-level strict F1 differs
+    # token level is a diagnostic: the entity-level strict F1 differs (docs/extraction.md#ner)
     ent = evaluate_ner({"d": _spans(inp["gold"])}, {"d": _spans(inp["pred"])})
     assert not close(ent.overall["strict"]["f1"], r.micro["f1"])

@@ -50,7 +50,7 @@ def test_simple_tokenizer_rules():
         ".",
         "„",
         "Rijks“",
-    ]  # “ is in the opening set only
+    ]  # “ is in the opening set only (docs/extraction.md#tokenization-and-span--token-alignment)
 
 
 def test_spacy_tokenizer_uses_token_idx_and_drops_whitespace(monkeypatch):

@@ -1,4 +1,4 @@
-"""Property tests: the optimal matching (docs/extraction.md) against brute force, with
+"""Property tests: the optimal matching of docs/extraction.md#ner against brute force, with
 competing overlaps."""
 
 from __future__ import annotations

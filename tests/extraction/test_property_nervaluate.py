@@ -1,7 +1,7 @@
 """Property tests: SemEval counts on random spans equal nervaluate 1.2.1 where it is defined.
 
 nervaluate matches greedily in prediction order, so it is the reference only when no span
-competes for two others (docs/extraction.md): the generator places gold and predicted spans in
+competes for two others (docs/extraction.md#ner): the generator places gold and predicted spans in
 separate slots, at most one of each per slot, so every span overlaps at most one other. Ends
 are converted to nervaluate's inclusive convention (end − 1).
 """

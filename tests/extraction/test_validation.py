@@ -1,4 +1,5 @@
-"""Bad input: every validation rule of docs/extraction.md (V1–V6), with its message."""
+"""Bad input: every validation rule of docs/extraction.md#data-model-and-validation (V1–V6), with
+its message."""
 
 from __future__ import annotations
 

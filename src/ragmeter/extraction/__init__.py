@@ -1,11 +1,14 @@
-"""Evaluation of the information-extraction stages of a (Graph)RAG pipeline (extraction.md).
+"""Evaluation of the information-extraction stages of a (Graph)RAG pipeline (docs/extraction.md).
 
-NER (:func:`evaluate_ner`, :func:`evaluate_ner_tags`, :func:`token_level_metrics`), type
-classification (:func:`evaluate_types`, :func:`evaluate_types_multilabel`,
-:func:`type_distribution`), entity linking (:func:`evaluate_linking`,
-:func:`evaluate_linking_e2e`, :func:`check_consistency`) and inter-annotator agreement
-(:func:`agreement`, :func:`span_agreement`). Names load on first use, so importing this package
-is cheap; the heritage label set lives in :mod:`ragmeter.extraction.profiles`.
+One module per task, each with an ``evaluate`` entry point as every engine has: NER
+(:func:`ner.evaluate`, :func:`ner.evaluate_tags`, :func:`token_level_metrics`), type
+classification (:func:`classification.evaluate`, :func:`classification.evaluate_multilabel`,
+:func:`type_distribution`), entity linking (:func:`linking.evaluate`,
+:func:`linking.evaluate_e2e`, :func:`check_consistency`) and inter-annotator agreement
+(:func:`agreement`, :func:`span_agreement`). The names below load on first use, so importing this
+package is cheap; ``evaluate_ner``, ``evaluate_types``, ``evaluate_linking`` and their variants
+are deprecated aliases. The records scored here live in :mod:`ragmeter.records`; the heritage
+label set in :mod:`ragmeter.extraction.profiles`.
 """
 
 from __future__ import annotations

@@ -1,15 +1,17 @@
-"""Type classification: single-label, multi-label and hierarchical metrics (extraction.md §4).
+"""Type classification: single-label, multi-label and hierarchical metrics
+(docs/extraction.md#type-classification).
 
 Gold and predictions are joined by item id (the heritage functions relied on list order).
 Semantics are scikit-learn's (``accuracy_score``, ``balanced_accuracy_score``,
 ``precision_recall_fscore_support``, ``confusion_matrix``), computed natively from one
 confusion matrix. With a profile the label set is closed: an invalid gold label raises, an
 invalid prediction becomes ``__INVALID__``, which equals nothing, has no ancestor, counts as an
-error in accuracy and micro scores, and is not averaged in macro or weighted means (§4.1).
+error in accuracy and micro scores, and is not averaged in macro or weighted means
+(docs/extraction.md#type-classification).
 
 >>> gold = dict(enumerate("MMMAALGM"))
 >>> pred = dict(enumerate("MMAALLMM"))
->>> r = evaluate_types(gold, pred)
+>>> r = evaluate(gold, pred)
 >>> r.accuracy, r.balanced_accuracy, round(r.macro["f1"], 4), round(r.weighted["f1"], 4)
 (0.625, 0.5625, 0.4792, 0.5833)
 >>> r.labels_used
@@ -20,181 +22,47 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
 from ragmeter.errors import InputError
+from ragmeter.extraction.classification_common import (
+    _averages,
+    _check_labels,
+    _finite,
+    _join,
+    _normalize_labels,
+    _prf_from_counts,
+)
 from ragmeter.extraction.columns import factorize
-from ragmeter.extraction.errors import InvalidLabelError, Problem
+from ragmeter.extraction.deprecated import deprecated_alias
+
+# the multi-label engine lives in its own module; its public names stay importable from here
+from ragmeter.extraction.multilabel import MultiLabelReport, evaluate_multilabel
 from ragmeter.extraction.prf import check_zero_division, mean
 from ragmeter.extraction.profiles import INVALID, HierarchyProfile, get_profile
+from ragmeter.extraction.report import ExtractionReport
 from ragmeter.extraction.results import library_versions
-from ragmeter.views import ReportViews
+from ragmeter.records.errors import InvalidLabelError, Problem
 
 __all__ = [
     "MultiLabelReport",
     "TypeReport",
+    "evaluate",
+    "evaluate_multilabel",
     "evaluate_types",
     "evaluate_types_multilabel",
 ]
 
-_LIMIT = 20
-
-
-def _nan_mean(values: Sequence[float]) -> float | None:
-    kept = [v for v in values if not math.isnan(v)]
-    return mean(kept) if kept else None
-
-
-def _nan_weighted(values: Sequence[float], weights: Sequence[float]) -> float | None:
-    """Weighted mean without the undefined values; when the remaining weights are all zero,
-    their unweighted mean (scikit-learn's ``_nanaverage``)."""
-    num = den = 0.0
-    kept = []
-    for v, w in zip(values, weights, strict=True):
-        if math.isnan(v):
-            continue
-        kept.append(v)
-        num += v * w
-        den += w
-    if den:
-        return num / den
-    return mean(kept) if kept else None
-
-
-def _ratio(num: np.ndarray, den: np.ndarray, zd: float) -> np.ndarray:
-    out = np.full(num.shape, zd, dtype=np.float64)
-    np.divide(num, den, out=out, where=den != 0)
-    return out
-
-
-def _prf_from_counts(
-    tp: np.ndarray, n_pred: np.ndarray, n_true: np.ndarray, zd: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """scikit-learn's per-class P, R and F1 (F1 = 2TP/(2TP+FP+FN), ``zd`` when 0/0)."""
-    tp = tp.astype(np.float64)
-    p = _ratio(tp, n_pred.astype(np.float64), zd)
-    r = _ratio(tp, n_true.astype(np.float64), zd)
-    f = _ratio(2 * tp, (n_pred + n_true).astype(np.float64), zd)
-    return p, r, f
-
-
-def _averages(
-    p: np.ndarray, r: np.ndarray, f: np.ndarray, support: np.ndarray, zd: float
-) -> tuple[dict[str, float | None], dict[str, float | None], dict[str, str]]:
-    undefined: dict[str, str] = {}
-    macro = {
-        "precision": _nan_mean(p.tolist()),
-        "recall": _nan_mean(r.tolist()),
-        "f1": _nan_mean(f.tolist()),
-    }
-    w = support.astype(np.float64).tolist()
-    if sum(w) == 0:
-        # scikit-learn's rule: with no support at all, the weights are dropped
-        weighted: dict[str, float | None] = dict(macro)
-        undefined["weighted"] = (
-            "no gold support in the label set (unweighted mean, as scikit-learn)"
-        )
-    else:
-        weighted = {
-            "precision": _nan_weighted(p.tolist(), w),
-            "recall": _nan_weighted(r.tolist(), w),
-            "f1": _nan_weighted(f.tolist(), w),
-        }
-    for k, v in macro.items():
-        if v is None:
-            undefined[f"macro.{k}"] = "no label with a defined value"
-    for k, v in weighted.items():
-        if v is None and "weighted" not in undefined:
-            undefined[f"weighted.{k}"] = "no label with a defined value"
-    return macro, weighted, undefined
-
-
-def _finite(x: float) -> float | None:
-    return None if x is None or math.isnan(x) else float(x)
-
-
-def _join(
-    gold: Mapping[Any, Any],
-    pred: Mapping[Any, Any],
-    *,
-    missing: str,
-    extra: str,
-    what: str = "label",
-) -> tuple[list[str], list[Any], list[Any], list[str], list[str]]:
-    """Join by item id: (ids, gold values, pred values or None, missing ids, extra ids)."""
-    if not isinstance(gold, Mapping) or not isinstance(pred, Mapping):
-        raise InputError(
-            f"gold and predictions must be mappings item_id -> {what} (got "
-            f"{type(gold).__name__} and {type(pred).__name__}); items are joined by id, never "
-            "by position"
-        )
-    if missing not in ("error", "as_invalid"):
-        raise ValueError(f"missing={missing!r} (expected 'error' or 'as_invalid')")
-    if extra not in ("error", "ignore"):
-        raise ValueError(f"extra={extra!r} (expected 'error' or 'ignore')")
-    keys = list(gold)
-    if _all_strings(keys):
-        ids = keys
-    else:
-        ids = [str(k) for k in keys]
-        if len(set(ids)) != len(ids):
-            raise InputError("two gold item ids are equal as strings (expected unique ids)")
-    g_vals = list(gold.values())
-    if keys == list(pred):
-        # the same items in the same order (the usual case): no lookups needed
-        return ids, g_vals, list(pred.values()), [], []
-    sentinel = object()
-    p_vals = [pred.get(k, sentinel) for k in keys]
-    missing_ids = [ids[i] for i, v in enumerate(p_vals) if v is sentinel]
-    found = len(ids) - len(missing_ids)
-    extra_ids: list[str] = []
-    if found < len(pred):
-        extra_ids = sorted(str(k) for k in pred if k not in gold)
-        if extra == "error":
-            shown = ", ".join(f"'{k}'" for k in extra_ids[:5])
-            more = f" and {len(extra_ids) - 5} more" if len(extra_ids) > 5 else ""
-            raise InputError(
-                f"{len(extra_ids)} predicted item(s) not in gold: {shown}{more} (expected "
-                "predictions for gold items only, or extra='ignore')"
-            )
-    if missing_ids and missing == "error":
-        shown = ", ".join(f"'{k}'" for k in missing_ids[:5])
-        more = f" and {len(missing_ids) - 5} more" if len(missing_ids) > 5 else ""
-        raise InputError(
-            f"{len(missing_ids)} gold item(s) have no prediction: {shown}{more} (expected a "
-            "prediction for every gold item, or missing='as_invalid')"
-        )
-    p_out = [None if v is sentinel else v for v in p_vals]
-    return ids, g_vals, p_out, missing_ids, extra_ids
-
-
-def _all_strings(values: list[Any]) -> bool:
-    """True when every value is a string (checked by pyarrow, much faster than a loop)."""
-    import pyarrow as pa
-
-    try:
-        return pa.array(values, type=pa.string()).null_count == 0
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return False
-
-
-def _check_labels(values: list[Any], side: str, ids: Sequence[str]) -> None:
-    """Raise for the first label that is not a string (missing predictions are None)."""
-    for i, v in zip(ids, values, strict=True):
-        if (v is not None or side == "gold") and not isinstance(v, str):
-            raise InputError(
-                f"{side} label {v!r} is not a string (expected a label such as 'M')",
-                location=f"item '{i}'",
-            )
-
 
 @dataclass
-class TypeReport(ReportViews):
-    """Result of :func:`evaluate_types`."""
+class TypeReport(ExtractionReport):
+    """Result of :func:`evaluate`."""
+
+    _kind = "classification"
 
     accuracy: float | None
     balanced_accuracy: float | None
@@ -258,29 +126,6 @@ class TypeReport(ReportViews):
             out["hierarchy"] = self.hierarchy
         return out
 
-    def get(self, path: str) -> Any:
-        """Value at a report key path (``accuracy``, ``macro.f1``,
-        ``hierarchy.hierarchical.hF``)."""
-        node: Any = self.metrics
-        for part in path.split("."):
-            if not isinstance(node, Mapping) or part not in node:
-                raise KeyError(f"no value at '{path}' in the classification report")
-            node = node[part]
-        return node
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **self.metrics,
-            "undefined": self.undefined,
-            "reports": self.reports,
-            "settings": self.settings,
-        }
-
-    def to_json(self, *, indent: int | None = None) -> str:
-        from ragmeter.io.jsonutil import dumps
-
-        return dumps(self.to_dict(), indent=indent)
-
     def to_result(self, *, samples: bool = True):
         """A :class:`ragmeter.Result` for the ``classification`` task: one row per item with
         ``accuracy`` (1 when correct; detail: the gold and predicted label) and, with a
@@ -333,28 +178,7 @@ class TypeReport(ReportViews):
         )
 
 
-def _normalize_labels(
-    normalize: Callable[[str], str] | None, values: list[Any], changes: dict[str, dict[str, Any]]
-) -> list[Any]:
-    if normalize is None:
-        return values
-    cache: dict[str, str] = {}
-    out = []
-    for v in values:
-        if v is None:
-            out.append(v)
-            continue
-        if v not in cache:
-            cache[v] = normalize(v)
-        nv = cache[v]
-        if nv != v:
-            entry = changes.setdefault(v, {"to": nv, "count": 0})
-            entry["count"] += 1
-        out.append(nv)
-    return out
-
-
-def evaluate_types(
+def evaluate(
     gold: Mapping[Any, str],
     pred: Mapping[Any, str],
     *,
@@ -368,7 +192,7 @@ def evaluate_types(
     normalize: Callable[[str], str] | None = None,
     level: int = 1,
 ) -> TypeReport:
-    """Single-label type classification metrics (extraction.md §4.1–4.3, §4.5).
+    """Single-label type classification metrics (docs/extraction.md#type-classification).
 
     accuracy = share of items with pred = gold; balanced accuracy = mean recall over the labels
     present in gold; per class c: P = TP/(TP+FP), R = TP/(TP+FN), F1 = 2TP/(2TP+FP+FN);
@@ -665,233 +489,12 @@ def evaluate_types(
     )
 
 
-@dataclass
-class MultiLabelReport(ReportViews):
-    """Result of :func:`evaluate_types_multilabel`."""
-
-    micro: dict[str, float | None]
-    macro: dict[str, float | None]
-    weighted: dict[str, float | None]
-    samples: dict[str, float | None]
-    subset_accuracy: float | None
-    per_class: dict[str, dict[str, Any]]
-    labels_used: list[str]
-    invalid_labels: dict[str, dict[str, int]]
-    n_items: int
-    undefined: dict[str, str]
-    reports: dict[str, Any]
-    settings: dict[str, Any]
-    ids: list[str] = field(default_factory=list, repr=False)
-    item_values: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def metrics(self) -> dict[str, Any]:
-        return {
-            "micro": self.micro,
-            "macro": self.macro,
-            "weighted": self.weighted,
-            "samples": self.samples,
-            "subset_accuracy": self.subset_accuracy,
-            "per_class": self.per_class,
-            "labels_used": self.labels_used,
-            "invalid_labels": self.invalid_labels,
-            "n_items": self.n_items,
-        }
-
-    def get(self, path: str) -> Any:
-        node: Any = self.metrics
-        for part in path.split("."):
-            if not isinstance(node, Mapping) or part not in node:
-                raise KeyError(f"no value at '{path}' in the multi-label report")
-            node = node[part]
-        return node
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **self.metrics,
-            "undefined": self.undefined,
-            "reports": self.reports,
-            "settings": self.settings,
-        }
-
-    def to_result(self, *, samples: bool = True):
-        """A Result for the ``classification`` task with ``multilabel.*`` metrics: one row per
-        item with its samples-average P/R/F1 and subset match."""
-        from ragmeter.extraction.results import Column, aggregate, build_result
-
-        n = self.n_items
-        order = (
-            np.argsort(np.array(self.ids, dtype=object), kind="stable") if n else np.zeros(0, int)
-        )
-        ids = [self.ids[i] for i in order.tolist()] if samples else []
-        columns = []
-        if samples and n:
-            for key in ("precision", "recall", "f1"):
-                columns.append(Column(f"multilabel.samples.{key}", self.item_values[key][order]))
-            columns.append(Column("multilabel.subset_accuracy", self.item_values["subset"][order]))
-        aggs = {}
-        for avg in ("micro", "macro", "weighted", "samples"):
-            for key in ("precision", "recall", "f1"):
-                aggs[f"multilabel.{avg}.{key}"] = aggregate(getattr(self, avg)[key], n=n)
-        aggs["multilabel.subset_accuracy"] = aggregate(self.subset_accuracy, n=n, reason="no items")
-        return build_result(
-            "classification",
-            ids,
-            columns,
-            aggs,
-            metadata={
-                "settings": self.settings,
-                "reports": self.reports,
-                "undefined": self.undefined,
-            },
-            warnings=self.warnings,
-        )
-
-
-def evaluate_types_multilabel(
-    gold: Mapping[Any, Iterable[str]],
-    pred: Mapping[Any, Iterable[str]],
-    *,
-    profile: str | HierarchyProfile | None = None,
-    labels: Literal["present"] | Sequence[str] = "present",
-    zero_division: float | str = 0.0,
-    missing: Literal["error", "as_invalid"] = "error",
-    extra: Literal["error", "ignore"] = "error",
-) -> MultiLabelReport:
-    """Multi-label metrics on label sets, e.g. primary + secondary types (§4.4).
-
-    Semantics of scikit-learn on a ``MultiLabelBinarizer`` matrix: micro, macro and weighted
-    P/R/F1 over the label set; ``samples`` = per-item P/R/F1 averaged; subset accuracy = exact
-    set match. Invalid predicted labels (with a profile) become ``__INVALID__``, a column that
-    counts in micro and samples scores but is not averaged in macro or weighted.
-
-    >>> g = {1: {"M"}, 2: {"M", "A"}, 3: {"L"}, 4: {"A", "R"}}
-    >>> p = {1: {"M"}, 2: {"M"}, 3: {"L", "A"}, 4: {"A"}}
-    >>> r = evaluate_types_multilabel(g, p)
-    >>> round(r.micro["f1"], 4), r.macro["f1"], r.samples["precision"], r.subset_accuracy
-    (0.7273, 0.625, 0.875, 0.25)
-    """
-    prof = get_profile(profile)
-    zd = check_zero_division(zero_division, allow_nan=True)
-    ids, g_vals, p_vals, missing_ids, extra_ids = _join(
-        gold, pred, missing=missing, extra=extra, what="set of labels"
-    )
-    g_sets: list[frozenset[str]] = []
-    p_sets: list[frozenset[str]] = []
-    for side, vals, out in (("gold", g_vals, g_sets), ("predicted", p_vals, p_sets)):
-        for i, v in zip(ids, vals, strict=True):
-            if v is None:
-                out.append(frozenset({INVALID}))
-                continue
-            if isinstance(v, str) or not isinstance(v, Iterable):
-                raise InputError(
-                    f"{side} labels {v!r} are not a set or list of strings", location=f"item '{i}'"
-                )
-            items = list(v)
-            if not all(isinstance(x, str) for x in items):
-                raise InputError(
-                    f"{side} labels {v!r} contain a non-string", location=f"item '{i}'"
-                )
-            out.append(frozenset(items))
-    vocab = set(prof.vocabulary) if prof is not None else None
-    invalid_pred: dict[str, int] = {}
-    if vocab is not None:
-        bad = sorted({lab for s in g_sets for lab in s} - vocab)
-        if bad:
-            raise InvalidLabelError(
-                [
-                    Problem(
-                        f"gold label '{lab}' is not in the {prof.name} vocabulary (expected "
-                        f"one of {' '.join(prof.vocabulary)})"
-                    )
-                    for lab in bad
-                ],
-                bad,
-            )
-        cleaned = []
-        for s in p_sets:
-            inv = [lab for lab in s if lab not in vocab and lab != INVALID]
-            for lab in inv:
-                invalid_pred[lab] = invalid_pred.get(lab, 0) + 1
-            cleaned.append(frozenset((s - set(inv)) | ({INVALID} if inv else set())))
-        p_sets = cleaned
-    present = sorted(
-        ({lab for s in g_sets for lab in s} | {lab for s in p_sets for lab in s}) - {INVALID}
-    )
-    labels_used = present if isinstance(labels, str) else list(labels)
-    has_invalid = any(INVALID in s for s in p_sets)
-    columns = [*labels_used, *([INVALID] if has_invalid else [])]
-    cindex = {lab: i for i, lab in enumerate(columns)}
-    n, k = len(ids), len(columns)
-    gm = np.zeros((n, k), dtype=bool)
-    pm = np.zeros((n, k), dtype=bool)
-    for row, (gs, ps) in enumerate(zip(g_sets, p_sets, strict=True)):
-        for lab in gs:
-            if lab in cindex:
-                gm[row, cindex[lab]] = True
-        for lab in ps:
-            if lab in cindex:
-                pm[row, cindex[lab]] = True
-    tp = (gm & pm).sum(axis=0)
-    n_pred = pm.sum(axis=0)
-    n_true = gm.sum(axis=0)
-    nl = len(labels_used)
-    p_c, r_c, f_c = _prf_from_counts(tp[:nl], n_pred[:nl], n_true[:nl], zd)
-    per_class = {
-        lab: {
-            "precision": _finite(p_c[i]),
-            "recall": _finite(r_c[i]),
-            "f1": _finite(f_c[i]),
-            "support": int(n_true[i]),
-        }
-        for i, lab in enumerate(labels_used)
-    }
-    mp, mr, mf = _prf_from_counts(
-        np.array([tp.sum()]), np.array([n_pred.sum()]), np.array([n_true.sum()]), zd
-    )
-    micro = {"precision": _finite(mp[0]), "recall": _finite(mr[0]), "f1": _finite(mf[0])}
-    macro, weighted, undefined = _averages(p_c, r_c, f_c, n_true[:nl], zd)
-    itp = (gm & pm).sum(axis=1)
-    ipred = pm.sum(axis=1)
-    itrue = gm.sum(axis=1)
-    sp, sr, sf = _prf_from_counts(itp, ipred, itrue, zd)
-    samples = {
-        "precision": _nan_mean(sp.tolist()) if n else None,
-        "recall": _nan_mean(sr.tolist()) if n else None,
-        "f1": _nan_mean(sf.tolist()) if n else None,
-    }
-    subset = np.array([a == b for a, b in zip(g_sets, p_sets, strict=True)], dtype=np.float64)
-    reports: dict[str, Any] = {}
-    if missing_ids:
-        reports["missing_predictions"] = missing_ids
-    if extra_ids:
-        reports["extra_predictions"] = extra_ids
-    return MultiLabelReport(
-        micro=micro,
-        macro=macro,
-        weighted=weighted,
-        samples=samples,
-        subset_accuracy=float(subset.mean()) if n else None,
-        per_class=per_class,
-        labels_used=labels_used,
-        invalid_labels={"gold": {}, "pred": dict(sorted(invalid_pred.items()))},
-        n_items=n,
-        undefined=undefined,
-        reports=reports,
-        settings={
-            "profile": prof.name if prof else None,
-            "profile_hash": prof.hash if prof else None,
-            "labels": "present" if isinstance(labels, str) else "fixed",
-            "zero_division": "nan" if math.isnan(zd) else zd,
-            "versions": library_versions(),
-        },
-        ids=ids,
-        item_values={
-            "precision": np.nan_to_num(sp, nan=0.0),
-            "recall": np.nan_to_num(sr, nan=0.0),
-            "f1": np.nan_to_num(sf, nan=0.0),
-            "subset": subset,
-        },
-        warnings=[],
-    )
+# the names before every engine's entry point was spelled ``evaluate``
+evaluate_types = deprecated_alias(
+    evaluate, "evaluate_types", "ragmeter.extraction.classification.evaluate"
+)
+evaluate_types_multilabel = deprecated_alias(
+    evaluate_multilabel,
+    "evaluate_types_multilabel",
+    "ragmeter.extraction.classification.evaluate_multilabel",
+)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter.errors import InputError
-from ragmeter.extraction.model import Corpus, Span
+from ragmeter.records.model import Corpus, Span
 
 __all__ = ["SpanTable", "factorize", "span_fields", "to_span_table"]
 

@@ -1,4 +1,4 @@
-"""Cross-KB identifier consistency from an offline mapping (extraction.md §7).
+"""Cross-KB identifier consistency from an offline mapping (docs/extraction.md#entity-linking).
 
 Identifiers claimed for an entity (VIAF, ISIL, GHCID, ...) are checked against a user-supplied
 mapping ``wikidata_id → scheme → {values}`` (membership, so multi-valued properties work). The
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragmeter.errors import InputError
-from ragmeter.extraction.kbids import canonical_kb_id
+from ragmeter.records.kbids import canonical_kb_id
 
 __all__ = ["ConsistencyReport", "KBMapping", "check_consistency", "load_mapping"]
 
@@ -175,7 +175,7 @@ class ConsistencyReport:
 
 
 def _entity_claims(ent: Any, where: str) -> tuple[str, str | None, list[tuple[str, str]]]:
-    from ragmeter.extraction.model import Span
+    from ragmeter.records.model import Span
 
     if isinstance(ent, Span):
         qids = sorted(ent.kb_ids)

@@ -1,4 +1,4 @@
-"""Type distribution analysis (extraction.md §5).
+"""Type distribution analysis (docs/extraction.md#type-classification).
 
 For each label of gold ∪ predictions: gold and predicted counts, ``over_prediction`` =
 predicted − gold and ``ratio`` = predicted / gold (``null`` when gold = 0; the heritage framework
@@ -19,7 +19,7 @@ from typing import Any
 
 from ragmeter.errors import InputError
 from ragmeter.extraction.columns import span_fields
-from ragmeter.extraction.model import Corpus
+from ragmeter.records.model import Corpus
 
 __all__ = ["type_distribution"]
 

@@ -1,10 +1,11 @@
-"""Optional online resolver for the cross-KB mapping file (extraction.md §7.3).
+"""Optional online resolver for the cross-KB mapping file (docs/extraction.md#entity-linking).
 
 Needs the ``ragmeter[online]`` extra (httpx).
 
 :func:`build_mapping` queries a Wikidata SPARQL endpoint for the VIAF (P214), ISIL (P791) or
 other configured properties of a list of QIDs, in batches, and writes a mapping file in the
-§7.1 format with provenance comments (endpoint, UTC timestamp, properties). It runs only when
+docs/extraction.md#entity-linking format with provenance comments (endpoint, UTC timestamp,
+properties). It runs only when
 called explicitly; nothing else in ragmeter imports this module, and evaluation always reads a
 mapping file, so results are reproducible from the file alone.
 """
@@ -18,7 +19,7 @@ from typing import Any
 
 from ragmeter.errors import InputError
 from ragmeter.extraction.crosskb import KBMapping, load_mapping
-from ragmeter.extraction.kbids import canonical_kb_id
+from ragmeter.records.kbids import canonical_kb_id
 
 __all__ = ["DEFAULT_PROPERTIES", "build_mapping", "sparql_query"]
 

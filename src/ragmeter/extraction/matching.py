@@ -1,4 +1,4 @@
-"""Optimal one-to-one matching of overlapping spans (extraction.md §3.3).
+"""Optimal one-to-one matching of overlapping spans (docs/extraction.md#ner).
 
 Within each document, candidate pairs are the overlapping (gold, prediction) pairs. A matching
 uses each span at most once and maximizes, lexicographically, (1) the total credit, (2) the

@@ -1,4 +1,4 @@
-"""Label profiles: closed label sets with a hierarchy (extraction.md §4.5, §4.6).
+"""Label profiles: closed label sets with a hierarchy (docs/extraction.md#type-classification).
 
 This is the one place the heritage label set lives: the 19 custodian codes
 ``G L A M O R C U B E S F I X P H D N T``, their categories, the heritage NER labels and the
@@ -37,7 +37,8 @@ __all__ = [
 ]
 
 INVALID = "__INVALID__"
-"""The sentinel an invalid predicted label is replaced by (§4.1): it equals no label and has no
+"""The sentinel an invalid predicted label is replaced by (docs/extraction.md#type-classification):
+it equals no label and has no
 ancestor in any hierarchy."""
 
 HERITAGE_TYPE_CODES: tuple[str, ...] = tuple("GLAMORCUBESFIXPHDNT")
@@ -71,16 +72,18 @@ HERITAGE_NER_TO_TYPE: Mapping[str, str] = {
     "GRP.HER.LIB": "L",
     "GRP.HER.SOC": "S",
 }
-"""Default NER label → custodian code table (§13.1); TOP, TMP and IDENTIFIER have no code."""
+"""Default NER label → custodian code table (docs/extraction.md#decisions); TOP, TMP and IDENTIFIER
+have no code."""
 
 
 @dataclass(frozen=True)
 class HierarchyProfile:
-    """A closed label set with a hierarchy above it (§4.5).
+    """A closed label set with a hierarchy above it (docs/extraction.md#type-classification).
 
     ``vocabulary`` is the ordered list of leaf labels; ``parent`` maps each leaf to its category
     and optionally each category to a super-category; the root is implicit. ``ner_vocabulary``
-    and ``ner_to_type`` are the optional NER side of the profile (§4.6). Construction validates
+    and ``ner_to_type`` are the optional NER side of the profile
+    (docs/extraction.md#type-classification). Construction validates
     the profile: every leaf has exactly one parent, there are no cycles, category names are not
     leaf labels, and the NER table maps NER labels to leaf labels.
     """
@@ -165,7 +168,8 @@ class HierarchyProfile:
         return anc[min(level, len(anc)) - 1]
 
     def type_of(self, ner_label: str) -> str | None:
-        """The custodian code of an NER label under ``ner_to_type`` (§4.6), or ``None``."""
+        """The custodian code of an NER label under ``ner_to_type``
+        (docs/extraction.md#type-classification), or ``None``."""
         return self.ner_to_type.get(ner_label)
 
     @property

@@ -1,6 +1,6 @@
 """Metrics of the ``ner``, ``classification``, ``linking`` and ``agreement`` tasks.
 
-See extraction.md §9.
+See docs/extraction.md#command-line.
 
 Metric names are the report key paths of the extraction reports (``overall.strict.f1``,
 ``accuracy``, ``macro.f1``, ``ranking.mrr``, ``ranking.hits@10``, ``nil.f1``); the heritage
@@ -21,7 +21,7 @@ __all__ = ["TASKS"]
 _PRF = ("precision", "recall", "f1")
 _SCHEMAS = ("strict", "exact", "partial", "type")
 SEQEVAL = "seqeval 1.2.2 (classification_report)"
-NERVALUATE = "nervaluate 1.2.1 (SemEval-2013 Task 9.1), optimal matching (extraction.md §3.3)"
+NERVALUATE = "nervaluate 1.2.1 (SemEval-2013 Task 9.1), optimal matching (docs/extraction.md#ner)"
 SKLEARN = "scikit-learn >= 1.3 (precision_recall_fscore_support)"
 GERBIL = "GERBIL (Röder et al., Semantic Web Journal 2018), MatchingsCounterImpl"
 SEMEVAL_CITE = "Segura-Bedmar et al., SemEval-2013 Task 9 (2013); Batista, nervaluate"
@@ -150,7 +150,7 @@ def _classification() -> TaskDef:
             "classification",
             "category_accuracy",
             "share of items whose predicted type has the gold type's category",
-            "arithmetic from extraction.md §4.5",
+            "arithmetic from docs/extraction.md#type-classification",
             level="sample",
             params=(Param("level", "int", 1),),
         ),
@@ -158,7 +158,7 @@ def _classification() -> TaskDef:
             "classification",
             "hierarchy_gap",
             "category_accuracy − accuracy",
-            "arithmetic from extraction.md §4.5",
+            "arithmetic from docs/extraction.md#type-classification",
             range=(0.0, 1.0),
             direction="none",
             level="corpus",
@@ -170,7 +170,7 @@ def _classification() -> TaskDef:
                 "classification",
                 f"hierarchical.{key}",
                 f"hierarchical {what} over labels augmented with their ancestors",
-                "Kiritchenko et al. (2006), extraction.md §4.5",
+                "Kiritchenko et al. (2006), docs/extraction.md#type-classification",
                 level="corpus",
             )
         )
@@ -232,7 +232,7 @@ def _linking() -> TaskDef:
             "linking",
             "d2kb_accuracy",
             "share of gold mentions correctly resolved (NIL detected, or InKB ranked first)",
-            "arithmetic from extraction.md §6.3",
+            "arithmetic from docs/extraction.md#entity-linking",
             level="sample",
         ),
     ]

@@ -1,4 +1,4 @@
-"""Token-level NER diagnostics (extraction.md §3.4).
+"""Token-level NER diagnostics (docs/extraction.md#token-level-diagnostics).
 
 Token scores give partial credit for boundary errors and ignore chunk structure, so they are a
 diagnostic, never the headline NER score. Each token gets the label of the span overlapping it
@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 
 from ragmeter.extraction.columns import span_fields
-from ragmeter.extraction.errors import Problem, UnknownDocumentError
-from ragmeter.extraction.model import Corpus
-from ragmeter.extraction.ner import _averages
+from ragmeter.extraction.ner_scoring import _averages
 from ragmeter.extraction.prf import check_zero_division, prf
-from ragmeter.extraction.tokenize import get_tokenizer, spans_to_tags
+from ragmeter.records.errors import Problem, UnknownDocumentError
+from ragmeter.records.model import Corpus
+from ragmeter.records.tokenize import get_tokenizer, spans_to_tags
 
 __all__ = ["TokenReport", "token_level_metrics"]
 
@@ -210,5 +210,8 @@ def token_level_metrics(
         },
         undefined=undefined,
         tags=tags_out if return_tags else None,
-        warnings=["token-level scores are a diagnostic; the NER score is entity-level (§3.4)"],
+        warnings=[
+            "token-level scores are a diagnostic; the NER score is entity-level "
+            "(docs/extraction.md#token-level-diagnostics)"
+        ],
     )

@@ -1,9 +1,9 @@
 """Shared pieces of the annotation loaders and writers (BRAT, CoNLL, heritage JSON).
 
-Every loader returns a :class:`~ragmeter.extraction.model.Corpus` and a :class:`LoadReport`
+Every loader returns a :class:`~ragmeter.records.model.Corpus` and a :class:`LoadReport`
 (validation findings, relocations, conversions); every writer returns a
 :class:`ConversionReport` listing what the target format cannot hold. Conversions are never
-silent (extraction.md §2).
+silent (docs/extraction.md#formats).
 """
 
 from __future__ import annotations
@@ -77,7 +77,8 @@ class ConversionReport:
 
 def read_text_exact(path: str | os.PathLike[str]) -> str:
     """A file's text as strict UTF-8, with no newline translation and no normalization
-    (offsets count code points of exactly these characters, §1.2)."""
+    (offsets count code points of exactly these characters,
+    docs/extraction.md#data-model-and-validation)."""
     from ragmeter.io.files import open_binary
 
     name = os.fspath(path)
@@ -95,7 +96,8 @@ def read_text_exact(path: str | os.PathLike[str]) -> str:
 
 
 class OffsetConverter:
-    """Converts offsets counted in ``unit`` into code points of ``text`` (§1.3).
+    """Converts offsets counted in ``unit`` into code points of ``text``
+    (docs/extraction.md#data-model-and-validation).
 
     >>> c = OffsetConverter("🏛 Rijksmuseum", "utf16")
     >>> c(3)

@@ -1,4 +1,4 @@
-"""BRAT standoff: loader and writer (extraction.md §2.1, https://brat.nlplab.org/standoff.html).
+"""BRAT standoff: loader and writer (docs/extraction.md#formats, https://brat.nlplab.org/standoff.html).
 
 A document is ``X.txt`` (UTF-8 text, read byte-exact) and ``X.ann``; its ``doc_id`` is the path
 of ``X`` relative to the corpus root with ``/`` separators. ``T`` lines become spans, ``N``
@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ragmeter.errors import InputError
-from ragmeter.extraction.kbids import canonical_kb_id
-from ragmeter.extraction.model import Corpus, Document, Span
-from ragmeter.extraction.validation import validate
 from ragmeter.io.annotations import ConversionReport, LoadReport, OffsetConverter, read_text_exact
 from ragmeter.io.files import atomic_write
+from ragmeter.records.kbids import canonical_kb_id
+from ragmeter.records.model import Corpus, Document, Span
+from ragmeter.records.validation import validate
 
 __all__ = ["format_ann", "load_brat", "parse_ann", "write_brat"]
 

@@ -1,4 +1,4 @@
-"""CoNLL / IOB files: loader and writer (extraction.md §2.2).
+"""CoNLL / IOB files: loader and writer (docs/extraction.md#formats).
 
 One token per line, columns separated by whitespace, the tag in ``tag_col`` (default: last),
 a blank line between sentences. ``-DOCSTART-`` or a comment ``# doc_id = <id>`` starts a new
@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ragmeter.errors import InputError
-from ragmeter.extraction.errors import TagSchemeError, TokenMismatchError
-from ragmeter.extraction.model import Corpus, Document, Span
-from ragmeter.extraction.tags import ALLOWED_PREFIXES, SCHEMES, decode, is_well_formed, split_tag
-from ragmeter.extraction.tokenize import get_tokenizer, spans_to_tags
 from ragmeter.io.annotations import ConversionReport, LoadReport, read_text_exact
 from ragmeter.io.files import atomic_write
+from ragmeter.records.errors import TagSchemeError, TokenMismatchError
+from ragmeter.records.model import Corpus, Document, Span
+from ragmeter.records.tags import ALLOWED_PREFIXES, SCHEMES, decode, is_well_formed, split_tag
+from ragmeter.records.tokenize import get_tokenizer, spans_to_tags
 
 __all__ = [
     "ConllDocument",
@@ -284,7 +284,8 @@ def load_conll(
 ) -> tuple[Corpus, LoadReport]:
     """Load a CoNLL file as character spans (see the module docstring).
 
-    Tags are decoded per sentence (§3.2): ``mode="lenient"`` repairs ill-formed chunks the way
+    Tags are decoded per sentence (docs/extraction.md#ner): ``mode="lenient"`` repairs ill-formed
+    chunks the way
     conlleval does (each repair is listed), ``"strict"`` keeps only well-formed chunks, and
     ``strict_gold=True`` raises on any ill-formed sentence.
     """

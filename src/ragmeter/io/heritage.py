@@ -1,7 +1,8 @@
-"""The heritage JSON gold format and its related files (extraction.md §2.3).
+"""The heritage JSON gold format and its related files (docs/extraction.md#formats).
 
 A gold file is a JSON array or JSONL of records ``{id, text, ner_annotations, type_classification,
-entity_linking, qa_pairs, ...}`` (the ragmeter gold format of runner.md §2 is the same shape).
+entity_linking, qa_pairs, ...}`` (the ragmeter gold format of
+docs/runner.md#the-gold-standard-format is the same shape).
 ``ner_annotations`` become validated spans; ``entity_linking`` is attached to spans either by
 surface string (the heritage form, accepted only when exactly one annotation has that text,
 else :class:`AmbiguousLinkError`) or by offsets (the list form, with optional ``mention_id`` and
@@ -26,20 +27,21 @@ optional ``id``; secondary types separated by ``|``) and the entity-linking JSON
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ragmeter.errors import InputError
-from ragmeter.extraction.errors import AmbiguousLinkError, OffsetMismatchError, Problem
-from ragmeter.extraction.kbids import NIL_ID, canonical_kb_id, is_nil_id
-from ragmeter.extraction.model import Corpus, Document, Span
-from ragmeter.extraction.validation import validate
-from ragmeter.io.annotations import ConversionReport, LoadReport, OffsetConverter
-from ragmeter.io.files import atomic_write, open_text
+from ragmeter.io.annotations import LoadReport, OffsetConverter
+from ragmeter.io.heritage_files import TypeRow, load_linking_json, load_type_tsv
+
+# the writer owns the KB-id keys; the loader reads the same ones
+from ragmeter.io.heritage_write import _ID_KEYS, _KEYS_META, write_heritage
 from ragmeter.io.records import read_records
+from ragmeter.records.errors import AmbiguousLinkError, OffsetMismatchError, Problem
+from ragmeter.records.kbids import NIL_ID, canonical_kb_id, is_nil_id
+from ragmeter.records.model import Corpus, Document, Span
+from ragmeter.records.validation import validate
 
 __all__ = [
     "TypeRow",
@@ -50,9 +52,6 @@ __all__ = [
     "type_labels",
     "write_heritage",
 ]
-
-_ID_KEYS = (("viaf_id", "viaf"), ("isil_code", "isil"), ("ghcid", "ghcid"))
-_KEYS_META = "heritage_keys"
 
 
 def _int(value: Any, what: str, path: str, line: int, where: str) -> int:
@@ -124,7 +123,7 @@ def load_heritage(
     """Load heritage / ragmeter gold records (see the module docstring).
 
     ``offset_unit="utf16"`` or ``"utf8"`` converts offsets counted by other tools to code points
-    (§1.3).
+    (docs/extraction.md#data-model-and-validation).
 
     Offsets are validated against ``text`` (the heritage sample entry has two wrong ones):
     ``"error"`` lists every bad span with the text found at its offsets and, when the mention
@@ -413,264 +412,3 @@ def linking_gold(corpus: Corpus) -> dict[str, frozenset[str]]:
         for link in links:
             out[link["mention_id"]] = frozenset(link["kb_ids"])
     return out
-
-
-def _link_object(
-    kb_ids: Any, nil: bool, identifiers: Mapping[str, str]
-) -> tuple[dict[str, Any], bool]:
-    kb = sorted(kb_ids)
-    out = {"wikidata_id": None if nil or not kb else kb[0]}
-    for key, scheme in _ID_KEYS:
-        out[key] = identifiers.get(scheme)
-    return out, len(kb) > 1
-
-
-def write_heritage(
-    corpus: Corpus, path: str | os.PathLike[str], *, jsonl: bool | None = None
-) -> ConversionReport:
-    """Write heritage records (JSONL for ``.jsonl``, else a JSON array with two-space indent).
-
-    ``entity_linking`` is written keyed by surface when every linked surface is unique among
-    the record's annotations, and as the list form otherwise (recorded in the report).
-    """
-    name = os.fspath(path)
-    as_jsonl = name.endswith(".jsonl") if jsonl is None else jsonl
-    report = ConversionReport(path=name, format="heritage")
-    records = []
-    for doc_id in corpus.doc_ids:
-        doc = corpus.documents.get(doc_id)
-        if doc is None:
-            raise InputError("spans for a document without text", location=f"document '{doc_id}'")
-        spans = sorted(corpus.spans.get(doc_id, []), key=lambda s: (s.start, s.end, s.label))
-        anns = []
-        for s in spans:
-            if s.fragments:
-                report.lost.append(
-                    {
-                        "doc_id": doc_id,
-                        "span": [s.start, s.end],
-                        "reason": "discontinuous (written as one span)",
-                    }
-                )
-            anns.append(
-                {
-                    "text": s.surface(doc.text) if not s.fragments else doc.text[s.start : s.end],
-                    "type": s.label,
-                    "start": s.start,
-                    "end": s.end,
-                }
-            )
-        links: list[dict[str, Any]] = []
-        meta_links = doc.meta.get("entity_linking")
-        if meta_links is not None:
-            for link in meta_links:
-                links.append(dict(link))
-        else:
-            for s in spans:
-                if s.kb_ids or s.nil or s.identifiers:
-                    links.append(
-                        {
-                            "mention_id": s.mention_id,
-                            "start": s.start,
-                            "end": s.end,
-                            "mention": doc.text[s.start : s.end],
-                            "kb_ids": sorted(s.kb_ids),
-                            "nil": s.nil,
-                            "identifiers": dict(s.identifiers),
-                        }
-                    )
-        surfaces = [a["text"] for a in anns]
-        by_span = {(a["start"], a["end"]) for a in anns}
-        unique = all(
-            surfaces.count(link["mention"]) == 1
-            and (link["start"], link["end"]) in by_span
-            and link["mention_id"] == f"{doc_id}:{link['start']}-{link['end']}"
-            for link in links
-        )
-        el: Any = None
-        if links:
-            if unique:
-                el = {}
-                for link in links:
-                    obj, multi = _link_object(link["kb_ids"], link["nil"], link["identifiers"])
-                    if multi:
-                        report.lost.append(
-                            {
-                                "doc_id": doc_id,
-                                "mention_id": link["mention_id"],
-                                "reason": "several KB ids (the format holds one)",
-                            }
-                        )
-                    el[link["mention"]] = obj
-            else:
-                el = []
-                report.notes.setdefault("list_form", []).append(doc_id)
-                for link in links:
-                    obj, multi = _link_object(link["kb_ids"], link["nil"], link["identifiers"])
-                    if multi:
-                        report.lost.append(
-                            {
-                                "doc_id": doc_id,
-                                "mention_id": link["mention_id"],
-                                "reason": "several KB ids (the format holds one)",
-                            }
-                        )
-                    mid = link["mention_id"]
-                    short = mid[len(doc_id) + 1 :] if mid.startswith(f"{doc_id}:") else mid
-                    el.append(
-                        {
-                            "mention_id": short,
-                            "mention": link["mention"],
-                            "start": link["start"],
-                            "end": link["end"],
-                            **obj,
-                        }
-                    )
-        order = doc.meta.get(_KEYS_META) or ["id", "text", "ner_annotations", "entity_linking"]
-        rec: dict[str, Any] = {}
-        extra = {
-            k: v
-            for k, v in doc.meta.items()
-            if k not in (_KEYS_META, "entity_linking", "entity_linking_form")
-        }
-        values = {"id": doc_id, "text": doc.text, "ner_annotations": anns, **extra}
-        if el is not None:
-            values["entity_linking"] = el
-        for key in [*order, "ner_annotations", *values]:
-            if key in values and key not in rec:
-                rec[key] = values[key]
-        records.append(rec)
-        report.n_documents += 1
-        report.n_spans += len(spans)
-    with atomic_write(name, "wb") as fh:
-        if as_jsonl:
-            fh.write(
-                "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
-            )
-        else:
-            fh.write((json.dumps(records, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
-    return report
-
-
-@dataclass
-class TypeRow:
-    """One row of the heritage type-classification TSV."""
-
-    id: str
-    text: str
-    primary: str
-    secondary: list[str] = field(default_factory=list)
-    line: int = 0
-
-
-def load_type_tsv(path: str | os.PathLike[str], *, secondary_sep: str = "|") -> list[TypeRow]:
-    """Read the heritage type-classification TSV (header ``text<TAB>gold_type<TAB>
-    secondary_types``, optional ``id`` column; without it the id is the 1-based row number)."""
-    name = os.fspath(path)
-    rows: list[TypeRow] = []
-    with open_text(name) as fh:
-        lines = fh.read().split("\n")
-    header: list[str] | None = None
-    seen: dict[str, int] = {}
-    n = 0
-    for line_no, raw in enumerate(lines, start=1):
-        line = raw.rstrip("\r")
-        if not line.strip():
-            continue
-        cols = line.split("\t")
-        if header is None:
-            header = [c.strip() for c in cols]
-            need = {"text", "gold_type"}
-            if not need <= set(header):
-                raise InputError(
-                    f"header {line!r} (expected text<TAB>gold_type<TAB>secondary_types, "
-                    "optional id)",
-                    path=name,
-                    line=line_no,
-                )
-            continue
-        if len(cols) != len(header):
-            raise InputError(
-                f"{len(cols)} column(s) (expected {len(header)}: {', '.join(header)})",
-                path=name,
-                line=line_no,
-            )
-        row = dict(zip(header, cols, strict=True))
-        n += 1
-        rid = row["id"].strip() if "id" in row else str(n)
-        if not rid:
-            raise InputError("empty id", path=name, line=line_no)
-        if rid in seen:
-            raise InputError(
-                f"id '{rid}' appears twice (first on line {seen[rid]})", path=name, line=line_no
-            )
-        seen[rid] = line_no
-        primary = row["gold_type"].strip()
-        if not primary:
-            raise InputError("empty gold_type (expected a label)", path=name, line=line_no)
-        sec_raw = row.get("secondary_types", "").strip()
-        secondary = (
-            [s.strip() for s in sec_raw.split(secondary_sep) if s.strip()] if sec_raw else []
-        )
-        rows.append(TypeRow(rid, row["text"], primary, secondary, line_no))
-    if header is None:
-        raise InputError("empty file (expected a header and rows)", path=name)
-    if not rows:
-        raise InputError("no rows after the header", path=name)
-    return rows
-
-
-def load_linking_json(
-    path: str | os.PathLike[str], *, nil_id: str = NIL_ID
-) -> tuple[list[dict[str, Any]], LoadReport]:
-    """Read heritage entity-linking records ``{mention, context, gold_wikidata, gold_viaf,
-    gold_isil}`` (optional ``id``): one gold mention each, ``mention_id`` = ``id`` or
-    ``m<row>``; NIL when ``gold_wikidata`` is empty, null or ``NIL``. The report gives the NIL
-    ratio (the heritage schema targets 0.15)."""
-    name = os.fspath(path)
-    out = []
-    seen: dict[str, int] = {}
-    for row, (line, rec) in enumerate(read_records(name), start=1):
-        mention = rec.get("mention")
-        if not isinstance(mention, str):
-            raise InputError("'mention' is missing or not a string", path=name, line=line)
-        rid = rec.get("id")
-        mid = str(rid) if rid is not None else f"m{row}"
-        if mid in seen:
-            raise InputError(
-                f"mention id '{mid}' appears twice (first on line {seen[mid]})",
-                path=name,
-                line=line,
-            )
-        seen[mid] = line
-        wd = rec.get("gold_wikidata")
-        if wd is not None and not isinstance(wd, str):
-            raise InputError(
-                f"gold_wikidata is {wd!r} (expected a string or null)", path=name, line=line
-            )
-        nil = is_nil_id(wd, nil_id=nil_id)
-        ids = {}
-        for key, scheme in (("gold_viaf", "viaf"), ("gold_isil", "isil")):
-            v = rec.get(key)
-            if isinstance(v, str) and v:
-                ids[scheme] = v
-        out.append(
-            {
-                "mention_id": mid,
-                "mention": mention,
-                "context": rec.get("context"),
-                "kb_ids": [] if nil else [canonical_kb_id(wd, nil_id=nil_id)],
-                "nil": nil,
-                "identifiers": ids,
-                "line": line,
-            }
-        )
-    report = LoadReport(path=name, format="heritage-linking")
-    n_nil = sum(1 for r in out if r["nil"])
-    report.n_spans = len(out)
-    report.notes = {
-        "nil_ratio": n_nil / len(out) if out else None,
-        "n_nil": n_nil,
-        "target_nil_ratio": 0.15,
-    }
-    return out, report

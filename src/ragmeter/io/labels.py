@@ -1,4 +1,5 @@
-"""Label files for type classification (``ragmeter classify``, extraction.md §4, §2.3).
+"""Label files for type classification (``ragmeter classify``,
+docs/extraction.md#type-classification).
 
 Accepted forms, detected from the content:
 
@@ -108,7 +109,7 @@ def read_labels(path: str | os.PathLike[str], *, secondary_sep: str = "|") -> La
                 raise InputError("secondary labels must be a list of strings", path=name, line=line)
             _put(out, str(rid), label, [x for x in extra if x != label], line)
         return out
-    from ragmeter.io.heritage import load_type_tsv
+    from ragmeter.io.heritage_files import load_type_tsv
 
     with open_binary(name) as fh:
         header_line = (

@@ -1,4 +1,4 @@
-"""Entity-linking record files (``ragmeter link``, extraction.md §6.1).
+"""Entity-linking record files (``ragmeter link``, docs/extraction.md#entity-linking).
 
 Gold, any of:
 
@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragmeter.errors import InputError
-from ragmeter.extraction.errors import DuplicateMentionError
 from ragmeter.io.records import read_records
+from ragmeter.records.errors import DuplicateMentionError
 
 __all__ = ["MentionFile", "read_link_gold", "read_link_predictions"]
 
@@ -70,7 +70,7 @@ def _add(out: MentionFile, mid: str, rec: dict[str, Any], line: int, what: str) 
 
 def read_link_gold(path: str | os.PathLike[str]) -> MentionFile:
     """Gold mentions ``mention_id -> {kb_ids: [...], nil}`` from any gold form above."""
-    from ragmeter.extraction.kbids import canonical_kb_id, is_nil_id
+    from ragmeter.records.kbids import canonical_kb_id, is_nil_id
 
     name = os.fspath(path)
     recs = read_records(name)
@@ -92,7 +92,7 @@ def read_link_gold(path: str | os.PathLike[str]) -> MentionFile:
         out.notes = report.notes
         return out
     if "gold_wikidata" in first or ("mention" in first and "mention_id" not in first):
-        from ragmeter.io.heritage import load_linking_json
+        from ragmeter.io.heritage_files import load_linking_json
 
         rows, report = load_linking_json(name)
         out = MentionFile(name, "heritage-linking", notes=report.notes)

@@ -71,7 +71,7 @@ class ClassificationAdapter(TaskAdapter):
         )
 
     def evaluate(self, ctx: TaskContext, outputs: Mapping[str, OutputFile]) -> Result:
-        from ragmeter import extraction as ex
+        from ragmeter.extraction import classification as types_engine
 
         opts: ClassificationOptions = ctx.options  # type: ignore[assignment]
         entities = outputs["entities"]
@@ -112,7 +112,7 @@ class ClassificationAdapter(TaskAdapter):
                     for u in ctx.units
                 }
                 pred = {i: {p, *s} for i, (p, s) in preds.items()}
-                report = ex.evaluate_types_multilabel(
+                report = types_engine.evaluate_multilabel(
                     gold,
                     pred,
                     profile=profile,
@@ -123,7 +123,7 @@ class ClassificationAdapter(TaskAdapter):
                 )
             else:
                 gold = {u.id: u.sample.type_classification.primary_type for u in ctx.units}
-                report = ex.evaluate_types(
+                report = types_engine.evaluate(
                     gold,
                     {i: p for i, (p, _) in preds.items()},
                     profile=profile,

@@ -70,7 +70,7 @@ class LinkingAdapter(TaskAdapter):
         return per_mention(run), per_mention(baseline), prf(metric.split(".")[1])
 
     def evaluate(self, ctx: TaskContext, outputs: Mapping[str, OutputFile]) -> Result:
-        from ragmeter import extraction as ex
+        from ragmeter.extraction import linking as linking_engine
 
         opts: LinkingOptions = ctx.options  # type: ignore[assignment]
         entities = outputs["entities"]
@@ -86,7 +86,7 @@ class LinkingAdapter(TaskAdapter):
                 )
         ks = sorted({*opts.k, *(m.params["k"] for m in ctx.metrics if "k" in m.params)})
         with in_file(entities):
-            report = ex.evaluate_linking(gold, preds, k=ks, zero_division=opts.zero_division)
+            report = linking_engine.evaluate(gold, preds, k=ks, zero_division=opts.zero_division)
         ctx.progress(len(ctx.units))
         return report.to_result()
 

@@ -72,6 +72,7 @@ class NerAdapter(TaskAdapter):
 
     def evaluate(self, ctx: TaskContext, outputs: Mapping[str, OutputFile]) -> Result:
         from ragmeter import extraction as ex
+        from ragmeter.extraction import ner as ner_engine
 
         opts: NerOptions = ctx.options  # type: ignore[assignment]
         entities = outputs["entities"]
@@ -137,7 +138,7 @@ class NerAdapter(TaskAdapter):
             )
 
         with in_file(entities):
-            report = ex.evaluate_ner(
+            report = ner_engine.evaluate(
                 table(gold_cols),
                 table(pred_cols),
                 schemas=opts.schemas,
