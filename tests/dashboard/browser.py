@@ -1,11 +1,7 @@
 """Running the dashboard and Debian's chromium for the browser tests and the screenshots.
 
 Chromium is the system's ``/usr/bin/chromium`` driven by Playwright (never ``playwright
-<<<<<<< ours
-install``), headless, with a fresh profile and the flags of :data:`CHROMIUM_ARGS`. Every
-=======
 install``), headless, with a fresh profile and the flags in ``CHROMIUM_ARGS``. Every
->>>>>>> theirs
 request the page makes goes through :class:`Guard`, which lets through only the app's own
 origin (or the report's own ``file://`` URL) and records anything else.
 """

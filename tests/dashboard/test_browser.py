@@ -1,8 +1,4 @@
-<<<<<<< ours
-"""The dashboard and the report in a real browser (docs/dashboard.md): Debian's
-=======
 """The dashboard and the report in a real browser (``docs/dashboard.md``, "Security"): Debian's
->>>>>>> theirs
 chromium driven by Playwright. Every page opens and draws its charts, navigation works from
 the runs list to a run to a sample and through compare, XSS payloads in ids, system names and
 answers render as text and run nothing, and no request leaves for another host. Screenshots go

@@ -1,10 +1,6 @@
 """The sample page shows each judge call's prompt and reply, looked up read-only in the judge
-<<<<<<< ours
-cache by the keys the judge engine records in the stored detail (docs/dashboard.md)."""
-=======
 cache by the keys the judge engine records in the stored detail (docs/dashboard.md, "Pages and
 URLs")."""
->>>>>>> theirs
 
 from __future__ import annotations
 

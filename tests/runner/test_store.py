@@ -1,9 +1,5 @@
-<<<<<<< ours
-"""The results store on SQLite and on a real PostgreSQL server (docs/runner.md)."""
-=======
 """The results store on SQLite and on a real PostgreSQL server (docs/runner.md, "The results
 store")."""
->>>>>>> theirs
 
 from __future__ import annotations
 
@@ -268,13 +264,8 @@ def test_export_is_json_serialisable(store_url):
 
 
 def test_every_stored_detail_is_json(store_url):
-<<<<<<< ours
-    """docs/runner.md: detail is JSON. A plain reason (the judge's 'connection error after 6
-    attempts') is stored as {"reason": ...}; JSON stays as written; export parses it."""
-=======
     """docs/runner.md, Decisions: detail is JSON. A plain reason (the judge's 'connection error
     after 6 attempts') is stored as {"reason": ...}; JSON stays as written; export parses it."""
->>>>>>> theirs
     res = Result.from_columns(
         "answers",
         ["q0", "q1", "q2", "q3", "q4"],
@@ -320,13 +311,8 @@ def test_every_stored_detail_is_json(store_url):
 
 
 def test_a_new_sqlite_store_is_in_wal_mode(tmp_path):
-<<<<<<< ours
-    """docs/runner.md: SQLite (WAL). The mode is persistent: a plain sqlite3 connection, which
-    sets nothing itself, sees it too."""
-=======
     """docs/runner.md, "The results store": SQLite (WAL). The mode is persistent: a plain sqlite3
     connection, which sets nothing itself, sees it too."""
->>>>>>> theirs
     import sqlite3
 
     db = tmp_path / "new.db"
