@@ -43,7 +43,7 @@ from ragmeter.extraction.coefficients import (
     scotts_pi,
 )
 from ragmeter.extraction.report import ExtractionReport
-from ragmeter.extraction.span_agreement import (
+from ragmeter.extraction.span_iaa import (
     SpanAgreementReport,
     span_agreement,
     span_agreement_tags,
