@@ -1,5 +1,6 @@
 """Reading and writing graphrag-eval files: reference datasets, agent responses, configs,
-evaluation records and aggregates (steps.md §3, §13.1).
+evaluation records and aggregates (docs/steps.md#inputs and #result,
+docs/judge.md#graphrag-eval-files-and-commands).
 
 YAML is loaded with node marks so that validation errors name the line of the offending node.
 """
@@ -114,12 +115,15 @@ def load_yaml_or_json(path: PathLike, *, expected: str = "YAML or JSON") -> Loca
 
 
 def load_reference(path: PathLike) -> Located:
-    """A reference dataset (YAML or JSON list of templates, steps.md §3.1)."""
+    """A reference dataset (YAML or JSON list of templates, docs/steps.md#inputs)."""
     return load_yaml_or_json(path, expected="a YAML or JSON list of templates")
 
 
 def load_config_file(path: PathLike) -> Located:
-    """A graphrag-eval v6 configuration file (YAML, steps.md §12.3)."""
+    """A graphrag-eval v6 configuration file (YAML).
+
+    Its keys: docs/judge.md#graphrag-eval-files-and-commands.
+    """
     return load_yaml_or_json(path, expected="a YAML mapping with llm, custom_evaluations, ...")
 
 
@@ -129,7 +133,7 @@ def _looks_like_record(obj: Mapping[str, Any]) -> bool:
 
 def load_responses(path: PathLike) -> tuple[list[ResponseEntry], str]:
     """Agent responses: JSONL (one record per line), a JSON array of records, or a JSON
-    object keyed by question id (steps.md §3.2). Returns the entries in file order."""
+    object keyed by question id (docs/steps.md#inputs). Returns the entries in file order."""
     name = display_name(path)
     text = read_text(path)
     stripped = text.lstrip()

@@ -1,4 +1,4 @@
-"""Reading judge inputs: JSONL samples with aliases and ``--key`` maps (judge.md §12).
+"""Reading judge inputs: JSONL samples with aliases and ``--key`` maps (docs/judge.md#command-line).
 
 Canonical keys: ``id``, ``question``, ``answer``, ``reference``, ``contexts`` (strings or
 ``{id, text}`` objects), ``reference_contexts`` and ``template_id``. Known aliases are accepted

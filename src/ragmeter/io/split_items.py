@@ -1,5 +1,8 @@
-"""Reading the items of a split from a gold JSONL file (runner.md §2): only the id, the group
-key and the stratification factors are read; everything else on the line is ignored."""
+"""Reading the items of a split from a gold JSONL file.
+
+The file is the gold standard of docs/runner.md#the-gold-standard-format: only the id, the group
+key and the stratification factors are read; everything else on the line is ignored.
+"""
 
 from __future__ import annotations
 

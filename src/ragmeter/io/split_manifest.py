@@ -1,4 +1,4 @@
-"""Reading and writing split manifests (stats.md §12.1)."""
+"""Reading and writing split manifests (docs/stats.md#dataset-splits-ragmeterstatsdatasets)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,14 @@
 """TREC runs and qrels: fast columnar readers, other formats, and Python inputs.
 
 ``read_run`` and ``read_qrels`` return immutable, pyarrow-backed :class:`Run` and :class:`Qrels`
-objects (specs/retrieval.md §4). The TREC line format is parsed by ``pyarrow.csv`` on a
+objects (docs/retrieval.md#inputs). The TREC line format is parsed by ``pyarrow.csv`` on a
 single-byte delimiter sniffed from the first 64 KiB (the fast path, multi-threaded); files with
 runs of whitespace, comment lines or ragged extra fields are first normalised with numpy (the
 general path). Errors are found by a line-by-line rescan that runs only when something is wrong,
 so every message names the physical line: ``run.txt:17: score 'abc' is not a number (…)``.
 
-:func:`as_run` and :func:`as_qrels` accept everything §4.5 lists: paths, dicts, lists, pandas and
-pyarrow tables, and ir_measures ``ScoredDoc``/``Qrel`` tuples.
+:func:`as_run` and :func:`as_qrels` accept every input docs/retrieval.md#inputs lists: paths,
+dicts, lists, pandas and pyarrow tables, and ir_measures ``ScoredDoc``/``Qrel`` tuples.
 """
 
 from __future__ import annotations
@@ -123,8 +123,9 @@ class Run:
 
     ``qid`` and ``docno`` are binary arrays (UTF-8 checked), ``score`` a float64 numpy array.
     ``runid`` is the tag of the last data line. ``source`` holds the per-line tag or a ``source``
-    column (specs/retrieval.md §6.7) when it was read. ``ranked`` is True when the order came
-    from lists (no scores): the scores are then synthetic and strictly decreasing.
+    column (docs/retrieval.md#source-breakdown-hybrid-and-graphrag-retrieval) when it was read.
+    ``ranked`` is True when the order came from lists (no scores): the scores are then synthetic
+    and strictly decreasing.
     """
 
     qid: pa.ChunkedArray
@@ -1307,7 +1308,7 @@ def _read_qrels_jsonl(path: str | os.PathLike[str], *, qid_field: str, gold_fiel
 
 
 # --------------------------------------------------------------------------------------------
-# Python inputs (specs/retrieval.md §4.5)
+# Python inputs (docs/retrieval.md#inputs)
 
 _QID_COLS = ("qid", "query_id", "query-id")
 _DOC_COLS = ("docno", "doc_id", "docid", "corpus-id")
@@ -1393,7 +1394,7 @@ def _ids_column(col: pa.ChunkedArray, conv: _Conversions, what: str, label: str)
 
 
 def as_run(run: Any, *, source: str = "source") -> Run:
-    """Any run input of §4.5 as a :class:`Run` (a path is read with :func:`read_run`)."""
+    """Any run input of docs/retrieval.md#inputs as a :class:`Run` (a path: :func:`read_run`)."""
     if isinstance(run, Run):
         return run
     if isinstance(run, (str, os.PathLike)):
@@ -1545,7 +1546,7 @@ def _run_from_tuples(run: Iterable[Any], conv: _Conversions) -> Run:
 
 
 def as_qrels(qrels: Any) -> Qrels:
-    """Any qrels input of §4.5 as :class:`Qrels` (a path is read with :func:`read_qrels`)."""
+    """Any qrels input of docs/retrieval.md#inputs as :class:`Qrels` (paths: :func:`read_qrels`)."""
     if isinstance(qrels, Qrels):
         return qrels
     if isinstance(qrels, (str, os.PathLike)):

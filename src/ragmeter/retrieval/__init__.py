@@ -1,4 +1,4 @@
-"""Ranked-retrieval evaluation with trec_eval 10.0 semantics (specs/retrieval.md).
+"""Ranked-retrieval evaluation with trec_eval 10.0 semantics (docs/retrieval.md).
 
 >>> from ragmeter import retrieval as rt
 >>> res = rt.evaluate({"q1": {"d1": 1, "d2": 0}}, {"q1": {"d1": 1.0, "d2": 1.0}}, ["RR"])

@@ -1,9 +1,10 @@
-"""``ragmeter trec``: a drop-in for trec_eval (specs/retrieval.md §3).
+"""``ragmeter trec``: a drop-in for trec_eval (docs/retrieval.md#command-line).
 
 Arguments are parsed with trec_eval's getopt conventions (options before or after the files,
 attached or separate values, ``--name=value``), without typer or rich: the command keeps
-trec_eval's lean start (§9.6). :func:`main` returns the exit status: 0 (also with warnings),
-2 for bad input or usage (one line on stderr, nothing on stdout), 130 when interrupted.
+trec_eval's lean start (docs/retrieval.md#speed). :func:`main` returns the exit status: 0 (also
+with warnings), 2 for bad input or usage (one line on stderr, nothing on stdout), 130 when
+interrupted.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ _COMMAND = "trec"
 
 @dataclass(frozen=True)
 class Options:
-    """Evaluation options (specs/retrieval.md §3.2 and §8)."""
+    """Evaluation options (docs/retrieval.md#command-line and #python-api)."""
 
     relevance_level: int = 1
     complete: bool = False
@@ -136,7 +136,7 @@ class Evaluator:
 
     # ---------------------------------------------------------------------------------------
     def evaluate(self, run: Any) -> RetrievalResult:
-        """Evaluate one run (any input of §4.5) and return its :class:`RetrievalResult`."""
+        """Evaluate one run (any input of docs/retrieval.md#inputs); a :class:`RetrievalResult`."""
         run = as_run(run)
         piece, dropped, joined = self._piece(run, require_overlap=True)
         return self._finish(
@@ -175,7 +175,10 @@ class Evaluator:
         return piece, dropped, joined
 
     def evaluate_stream(self, source: Any, *, batch_rows: int = 2_000_000) -> RetrievalResult:
-        """Evaluate a run file grouped by query in bounded memory (``--stream``, §9.7)."""
+        """Evaluate a run file grouped by query in bounded memory (``--stream``).
+
+        How it reads: docs/retrieval.md#decisions.
+        """
         from ragmeter.retrieval.stream import evaluate_stream_with
 
         return evaluate_stream_with(self, source, batch_rows=batch_rows)
@@ -322,13 +325,14 @@ def evaluate(
     per_query: bool = True,
     scores: str = "float64",
 ) -> RetrievalResult:
-    """Evaluate a run against qrels with trec_eval 10.0 semantics (specs/retrieval.md §8).
+    """Evaluate a run against qrels with trec_eval 10.0 semantics (docs/retrieval.md#python-api).
 
     ``scores="float32"`` rounds scores to single precision before ranking, as pytrec_eval
     (trec_eval 9.0.8) does: scores that differ only beyond float32 precision then tie.
 
     ``qrels`` and ``run`` take paths, dicts, lists, pandas or pyarrow tables, or ir_measures
-    tuples (§4.5); ``measures`` takes names in either style (``map``, ``P.5,10``, ``nDCG@10``).
+    tuples (docs/retrieval.md#inputs); ``measures`` takes names in either style (``map``,
+    ``P.5,10``, ``nDCG@10``).
     The result has the summary (``.summary``), per-query values (``.per_query``), the long
     per-sample table of every :class:`ragmeter.Result`, and ``to_trec/to_json/to_csv``.
 

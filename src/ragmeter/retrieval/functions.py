@@ -1,6 +1,6 @@
 """Function-style entry points, one per common measure (scikit-learn style).
 
-Each takes ``(qrels, run)`` in any form of specs/retrieval.md §4.5 plus keyword options,
+Each takes ``(qrels, run)`` in any form of docs/retrieval.md#inputs plus keyword options,
 validates them up front, and returns a :class:`PerQuery` mapping qid → value with ``.mean()``.
 The numbers are the engine's (trec_eval 10.0 semantics): these are thin wrappers over
 :func:`ragmeter.retrieval.evaluate`.

@@ -1,15 +1,15 @@
 """Join, ranking and segment reductions: everything between parsed columns and measures.
 
-The engine never ranks the whole run. Every measure of specs/retrieval.md §6 depends only on
-(a) the rank and grade of each retrieved document that appears in the qrels, (b) the number n
-of documents retrieved per query and (c) the qrels of each query (§9.6 step 6). So the run is
-joined with the qrels first (an exact hash lookup of the docnos), and only the judged rows get a
-rank: the number of rows of their query with a higher score, plus the tied rows whose docno is
-larger in byte order (trec_eval's tie-break). A run written the usual way (grouped by query,
-scores non-increasing) needs no sort at all.
+The engine never ranks the whole run. Every measure of docs/retrieval.md#measures depends only on
+(a) the rank and grade of each retrieved document that appears in the qrels, (b) the number n of
+documents retrieved per query and (c) the qrels of each query (docs/retrieval.md#decisions, "Only
+judged rows are ranked"). So the run is joined with the qrels first (an exact hash lookup of the
+docnos), and only the judged rows get a rank: the number of rows of their query with a higher score,
+plus the tied rows whose docno is larger in byte order (trec_eval's tie-break). A run written the
+usual way (grouped by query, scores non-increasing) needs no sort at all.
 
-Kernels are partition-exact (DESIGN.md principle 2): a per-query value depends only on that
-query's rows. Float sums run left to right inside a query's segment, in rank order, exactly as
+Kernels are partition-exact (docs/architecture.md#principles): a per-query value depends only on
+that query's rows. Float sums run left to right inside a query's segment, in rank order, exactly as
 trec_eval adds them (:func:`seg_cumsum`), never as differences of a prefix sum across queries.
 """
 
@@ -228,7 +228,7 @@ def _unique_codes(
 
 
 def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
-    """Sort and key the qrels; a document judged twice for a query is an error (§4.7)."""
+    """Sort and key the qrels; a document judged twice for a query is an error (--dedupe aside)."""
     # distinct values through their 64-bit codes (a sort of integers), not Arrow's hash of
     # the bytes, which costs several times more on deeply judged qrels
     q = _unique_codes(qrels.qid)
@@ -763,7 +763,7 @@ class DuplicateCheck:
 
 @dataclass(frozen=True, eq=False)
 class Ranking:
-    """The judged-subset view of one run against one qrels (§9.6 step 6).
+    """The judged-subset view of one run against one qrels (the join above).
 
     Queries are the evaluated ones, numbered 0..E-1 in qid byte order. ``rows`` lists, for each
     retrieved document that has a qrels line, its query, rank (1-based, after ``-M``/``-J``) and
@@ -924,7 +924,7 @@ def rank_piece(
     ties: str = "docno",
     drop_rows: np.ndarray | None = None,
 ) -> RankPiece:
-    """Rank the judged rows of a joined run (§5.1 steps 1-3); every query is whole here."""
+    """Rank the judged rows of a joined run (trec_eval's ranking); every query is whole here."""
     run = joined.run
     score = run.score
     jrows = joined.judged_rows
@@ -1085,7 +1085,7 @@ def rank(
     ties: str = "docno",
     drop_rows: np.ndarray | None = None,
 ) -> Ranking:
-    """Rank the judged rows of a joined run (§5.1) and collect what the measures need."""
+    """Rank the judged rows of a joined run (trec_eval's order); collect what the measures need."""
     piece = rank_piece(joined, index, max_docs=max_docs, ties=ties, drop_rows=drop_rows)
     return assemble(index, [piece], max_docs=max_docs, judged_only=judged_only, complete=complete)
 

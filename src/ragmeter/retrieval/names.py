@@ -1,6 +1,6 @@
 """Measure names in both grammars: trec_eval (``P.5,10``) and ir_measures (``P@10``).
 
-This module is the single source of measure names (specs/retrieval.md §6.1, §6.2): the CLI, the
+This module is the single source of measure names (docs/retrieval.md#measure-names): the CLI, the
 registry entry (:mod:`ragmeter.retrieval.registry`), the docs and the output all read it. It is
 pure Python and imports nothing heavy, so the registry can use it.
 
@@ -272,7 +272,7 @@ FAMILIES: dict[str, Family] = {
             defaults=(5, 10, 20),
             direction="lower",
         ),
-        # ragmeter extensions (specs/retrieval.md §6.4)
+        # ragmeter extensions (docs/retrieval.md#measures)
         _f(
             "ndcg_exp",
             "pairs",
@@ -324,7 +324,7 @@ FAMILIES: dict[str, Family] = {
 }
 
 CANONICAL_ORDER: tuple[str, ...] = tuple(FAMILIES)
-"""trec_eval's table order, then ragmeter's extensions (specs/retrieval.md §6.1)."""
+"""trec_eval's table order, then ragmeter's extensions (docs/retrieval.md#measure-names)."""
 
 ALL_TREC: tuple[str, ...] = tuple(
     f for f in CANONICAL_ORDER[: CANONICAL_ORDER.index("unj") + 1] if f not in ("dcg", "ideal_dcg")
@@ -654,7 +654,7 @@ class Measure:
         return self.family != "relstring"
 
     def describe(self) -> dict[str, Any]:
-        """The JSON description of §3.3 ``measures``."""
+        """This measure's entry in ``measures`` of the ``--json`` document."""
         params: dict[str, Any] = {}
         if self.cutoff is not None:
             params["cutoff"] = self.cutoff
@@ -1252,7 +1252,10 @@ def _parse_one(name: str, warnings: list[str]) -> list[Measure]:
 
 
 def _apply_gain(m: Measure, gain: str) -> Measure:
-    """``--gain exp``: rewrite nDCG requests to their exponential-gain variants (§6.4)."""
+    """``--gain exp``: rewrite nDCG requests to their exponential-gain variants.
+
+    The variants are ragmeter extensions (docs/retrieval.md#measures).
+    """
     if gain != "exp" or m.gains is not None:
         return m
     if m.family == "ndcg":

@@ -1,4 +1,4 @@
-"""The ``retrieval`` task in the metrics registry (DESIGN.md "Metrics registry").
+"""The ``retrieval`` task in the metrics registry (docs/architecture.md#where-a-new-metric-goes).
 
 One :class:`~ragmeter.registry.MetricDef` per measure family; parameterised names (``P.5``,
 ``ndcg_cut_10``, ``nDCG(gain=exp)@10``) go through :func:`resolve`, which uses the same grammar
@@ -109,7 +109,7 @@ for _fam in FAMILIES.values():
         range=_fam.range,
         params=_params(_fam),
         formula=_fam.formula,
-        citation="specs/retrieval.md §6",
+        citation="trec_eval 10.0 (docs/retrieval.md#measures)",
         level=_level(_fam),  # type: ignore[arg-type]
         default=_fam.name in _DEFAULT,
     )

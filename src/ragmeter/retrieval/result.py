@@ -3,7 +3,7 @@
 The long per-sample table (``id`` = qid, ``metric`` = canonical name, ``status`` ``ok`` or
 ``missing_zeroed``) and the aggregates keyed by canonical name are the foundation's contract, so
 the store, gates and ``ragmeter compare`` read a retrieval result like any other. The views of
-specs/retrieval.md §8 (``summary`` and ``per_query`` under printed names, ``to_trec``,
+docs/retrieval.md#python-api (``summary`` and ``per_query`` under printed names, ``to_trec``,
 ``to_json``, ``to_csv``) are derived from it and from ``metadata["retrieval"]``.
 """
 
@@ -203,7 +203,7 @@ def _all_judged(qrels: Qrels) -> list[bytes]:
 
 
 class RetrievalResult(Result):
-    """A :class:`ragmeter.Result` with the views of specs/retrieval.md §8.
+    """A :class:`ragmeter.Result` with the views of docs/retrieval.md#python-api.
 
     ``summary`` and ``per_query`` use the printed measure names (``map``, ``P_5``,
     ``nDCG@10``); ``aggregates``, ``values()`` and the long ``samples`` table use canonical names
@@ -302,7 +302,7 @@ class RetrievalResult(Result):
         return format_trec(self, queries=queries, summary=summary, digits=digits)
 
     def to_document(self, *, per_query: bool | None = None) -> dict[str, Any]:
-        """The JSON document of §3.3 (also a serialised Result: ``from_dict`` reads it back)."""
+        """The ``ragmeter trec --json`` document (a serialised Result: ``from_dict`` reads it)."""
         r = self._r
         with_q = (
             bool(r.get("options", {}).get("per_query", True)) if per_query is None else per_query
@@ -335,7 +335,7 @@ class RetrievalResult(Result):
         return doc
 
     def to_json(self, *, indent: int | None = None, samples: bool | None = None) -> str:  # type: ignore[override]
-        """The §3.3 JSON document (full-precision floats, integer counts)."""
+        """The ``ragmeter trec --json`` document (full-precision floats, integer counts)."""
         return dumps(self.to_document(per_query=samples), indent=indent)
 
     def to_csv(self, *, queries: bool | None = None) -> str:

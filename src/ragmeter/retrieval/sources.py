@@ -1,4 +1,5 @@
-"""Source breakdown for hybrid and GraphRAG retrieval (specs/retrieval.md §6.7).
+"""Source breakdown for hybrid and GraphRAG retrieval
+(docs/retrieval.md#source-breakdown-hybrid-and-graphrag-retrieval).
 
 When each retrieved document says which retriever produced it (the TREC tag, a ``source``
 column, or a JSONL ``--source-field``), report for each source s and cutoff k:
@@ -9,8 +10,8 @@ column, or a JSONL ``--source-field``), report for each source s and cutoff k:
 * ``rel_share@k`` (with qrels): the fraction of the relevant documents in the top k that came
   from s.
 
-Rankings follow §5.1 (score descending, docno descending). With qrels, only the queries in both
-files are counted, as in :func:`~ragmeter.retrieval.evaluate`.
+Rankings follow trec_eval's (score descending, docno descending). With qrels, only the queries in
+both files are counted, as in :func:`~ragmeter.retrieval.evaluate`.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def _ranked(run: Any, source: str) -> tuple[pa.Table, np.ndarray]:
 
     from ragmeter.io.trec import _plain, as_run, read_run
 
-    # a TREC file's source is its tag column (spec §6.7), as for `ragmeter trec --by-source`
+    # a TREC file's source is its tag column, as for `ragmeter trec --by-source`
     is_path = isinstance(run, (str, os.PathLike))
     r = read_run(run, with_source=True) if is_path else as_run(run, source=source)
     if r.source is None:

@@ -1,4 +1,4 @@
-"""Bounded-memory evaluation of a run grouped by query (``--stream``, specs/retrieval.md §9.7).
+"""Bounded-memory evaluation of a run grouped by query (``--stream``, docs/retrieval.md#decisions).
 
 The run is read in chunks of about ``batch_rows`` lines (stdin and gzip included). The trailing,
 possibly incomplete query of each batch is carried into the next batch, so every query is ranked,

@@ -1,4 +1,4 @@
-"""trec_eval's text layout and UltraRAG's result dictionary (specs/retrieval.md §3.3).
+"""trec_eval's text layout and UltraRAG's result dictionary (docs/retrieval.md#command-line).
 
 Real values print as ``%-22s\\t%s\\t%6.4f`` (name, qid, value), counts as ``%-22s\\t%s\\t%d``,
 ``relstring`` quoted, and under ``-Z`` every converted row as ``Z%-22s\\t%s\\t%6.4f``.

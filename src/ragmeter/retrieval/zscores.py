@@ -1,4 +1,4 @@
-"""Z-scores (``-Z FILE``, specs/retrieval.md §6.6): per-query values as (v − mean)/sd."""
+"""Z-scores (``-Z FILE``, docs/retrieval.md#command-line): per-query values as (v − mean)/sd."""
 
 from __future__ import annotations
 

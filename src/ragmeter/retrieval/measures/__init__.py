@@ -1,4 +1,4 @@
-"""Measure families, one module each (specs/retrieval.md §6.3, §6.4).
+"""Measure families, one module each (docs/retrieval.md#measures).
 
 Importing this package registers every family in :data:`MEASURES`.
 """

@@ -61,7 +61,10 @@ def ap_cut(ctx: Context, m: Measure) -> np.ndarray:
 
 @measure("gm_map")
 def gm_map(ctx: Context, m: Measure) -> np.ndarray:
-    """Per query ln(max(AP, 1e-5)); the summary is exp of their mean (§5.4)."""
+    """Per query ln(max(AP, 1e-5)); the summary is exp of their mean.
+
+    As trec_eval summarises it (docs/retrieval.md#semantics-trec_eval-100).
+    """
     from ragmeter.retrieval.measures.base import log_floor
 
     return log_floor(average_precision(ctx))
