@@ -25,12 +25,10 @@ from typing import Any
 
 from ragmeter.answers.grounded_report import (
     _OUTPUT_KEYS,
+    Gate,  # noqa: F401  (still importable from here)
     GroundedReport,
     GroundedWarning,
     parse_gates,
-)
-from ragmeter.answers.grounded_report import (
-    Gate as Gate,
 )
 from ragmeter.errors import InputError, UsageError
 

@@ -21,9 +21,7 @@ from ragmeter.steps.validation_report import (
     _Reporter,
     _type_name,
     _who,
-)
-from ragmeter.steps.validation_report import (
-    field_path as field_path,
+    field_path,  # noqa: F401  (still importable from here)
 )
 
 __all__ = ["REFERENCE_NAME", "RESPONSES_NAME", "Dataset", "Item", "validate"]
