@@ -71,22 +71,20 @@ def test_run_ids_are_never_cut(store, monkeypatch, width):
     ],
 )
 def test_an_output_that_cannot_be_a_file_is_one_line(store, tmp_path, args):
-    command = " ".join(args[:2]) if args[0] == "runs" else args[0]
+    # the output check every command shares (docs/conventions.md, "Output files")
     folder = tmp_path / "out"
     folder.mkdir()
     res = invoke(*args, "-o", str(folder), "--store", store)
     assert (res.code, res.stdout) == (2, "")
-    assert (
-        res.stderr == f"ragmeter {command}: --output {folder} is a folder (expected a file name)\n"
-    )
+    assert res.stderr == f"{folder}: is a folder (expected a file path for --output)\n"
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
     target = blocker / "x.out"
     res = invoke(*args, "-o", str(target), "--store", store)
     assert (res.code, res.stdout) == (2, "")
     assert res.stderr == (
-        f"ragmeter {command}: --output {target}: {blocker} is a file, not a folder (expected a "
-        "file name in a folder)\n"
+        f"{target}: cannot be created: {blocker} is not a folder (expected a path inside a "
+        "folder for --output)\n"
     )
     assert blocker.read_text() == "x" and sorted(p.name for p in tmp_path.iterdir()) == [
         "a-file",

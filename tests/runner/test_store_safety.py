@@ -383,7 +383,13 @@ def test_a_results_folder_that_cannot_be_written(tmp_path, monkeypatch, blocker)
                 )
     finally:
         toy.uninstall()
-    _one_line_error(res, "run", f"cannot write the results folder {results}")
+    if blocker == "file":  # the output check every command shares (docs/conventions.md)
+        assert (res.code, res.stderr) == (
+            2,
+            f"{results}: is a file (expected a folder for --results-dir)\n",
+        )
+    else:
+        _one_line_error(res, "run", f"cannot write the results folder {results}")
     assert toy.ToyAdapter.calls == 0  # found before any work
     assert not store.exists()
 

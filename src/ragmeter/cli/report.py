@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ragmeter.cli.stores import STORE_HELP, check_output, open_existing_store, stored
+from ragmeter.cli.stores import STORE_HELP, open_existing_store, stored
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 DASHBOARD_WORKERS = 8
@@ -47,7 +47,6 @@ def register(app: typer.Typer) -> None:
         from ragmeter.errors import UsageError
         from ragmeter.report import resolve_runs
 
-        check_output(output, "--output", "report")
         with stored(store, "report") as handle:
             ids = resolve_runs(handle, runs)
             from ragmeter.report import write_report

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from ragmeter.cli.stores import STORE_HELP, check_output, command_errors, stored
+from ragmeter.cli.stores import STORE_HELP, command_errors, stored
 
 RUN_STORE_HELP = (
     "Results store URL (sqlite:///PATH or postgresql://...); default: the config's store:, "
@@ -342,8 +342,6 @@ def register(app: typer.Typer) -> None:
             )
         if fmt == "parquet" and output is None:
             raise UsageError("--format parquet needs --output FILE", command="runs export")
-        if output is not None:
-            check_output(output, "--output", "runs export")
         with stored(store, "runs export") as handle:
             run_ids = _pick_system(handle, run, system)
             if fmt == "parquet":

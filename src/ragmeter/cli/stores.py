@@ -78,18 +78,3 @@ def open_existing_store(
         return Store(
             parsed.render_as_string(hide_password=False), readonly=True, pool_size=pool_size
         )
-
-
-def check_output(path: Path, option: str, command: str) -> None:
-    """An output file that cannot be one (a folder, or under a file) is refused before any work."""
-    if path.is_dir():
-        raise UsageError(f"{option} {path} is a folder (expected a file name)", command=command)
-    for parent in path.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise UsageError(
-                    f"{option} {path}: {parent} is a file, not a folder (expected a file name "
-                    "in a folder)",
-                    command=command,
-                )
-            break
