@@ -234,7 +234,8 @@ def ragmeter_result(request: pytest.FixtureRequest, ragmeter_runs: RunFactory) -
     try:
         return ragmeter_runs.get(path).system(system)
     except (RagmeterError, LockTimeout, ValueError) as exc:
-        message = f"{request.node.nodeid}: {exc}"
+        prefix = f"{request.node.nodeid}: "
+        message = str(exc) if str(exc).startswith(prefix) else prefix + str(exc)
     # outside the except block: the report shows the one line, not a chained exception
     pytest.fail(message, pytrace=False)
 
@@ -346,8 +347,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
 # -- running ------------------------------------------------------------------------------------
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
+def _check_requirements(item: pytest.Item) -> None:
     markers = list(item.iter_markers("ragmeter_requires"))
     if not markers:
         return
@@ -364,6 +364,19 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
                 pytest.fail(f"{reason} (RAGMETER_REQUIRE={name})", pytrace=False)
             # reported at the test's own location, as skip markers are
             raise pytest.skip.Exception(reason, _use_item_location=True)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    _check_requirements(item)  # before any fixture runs
+    # fixtures run in setup: an error they raise names this item, never an enclosing session's
+    # (a pytester session runs inside another test's body, in the same process)
+    stack = _CURRENT
+    stack.append(item)
+    try:
+        return (yield)
+    finally:
+        stack.pop()
 
 
 @pytest.hookimpl(wrapper=True)
