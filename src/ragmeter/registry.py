@@ -32,6 +32,7 @@ __all__ = [
     "UnknownMetricError",
     "all_tasks",
     "get_task",
+    "metric_records",
     "resolve",
     "split_name",
     "suggest",
@@ -234,6 +235,30 @@ def _did_you_mean(options: list[str]) -> str:
     quoted = [f"'{o}'" for o in options]
     body = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
     return f"; did you mean {body}?"
+
+
+def metric_records(task: str | None = None) -> list[dict[str, Any]]:
+    """Every metric of ``task`` (all tasks if ``None``) as a plain record: what
+    ``ragmeter metrics --json`` prints and the MCP ``list_metrics`` tool returns."""
+    tasks = [get_task(task)] if task else all_tasks()
+    return [
+        {
+            "task": m.task,
+            "name": m.name,
+            "full_name": m.full_name,
+            "aliases": list(m.aliases),
+            "summary": m.summary,
+            "reference": m.reference,
+            "direction": m.direction,
+            "range": list(m.range),
+            "params": [p.__dict__ for p in m.params],
+            "needs": sorted(m.needs),
+            "extra": m.extra,
+            "level": m.level,
+        }
+        for t in tasks
+        for m in t.metrics
+    ]
 
 
 def get_task(name: str) -> TaskDef:

@@ -17,29 +17,7 @@ def register(app: typer.Typer) -> None:
 
         tasks = [registry.get_task(task)] if task else registry.all_tasks()
         if as_json:
-            typer.echo(
-                dumps(
-                    [
-                        {
-                            "task": m.task,
-                            "name": m.name,
-                            "full_name": m.full_name,
-                            "aliases": list(m.aliases),
-                            "summary": m.summary,
-                            "reference": m.reference,
-                            "direction": m.direction,
-                            "range": list(m.range),
-                            "params": [p.__dict__ for p in m.params],
-                            "needs": sorted(m.needs),
-                            "extra": m.extra,
-                            "level": m.level,
-                        }
-                        for t in tasks
-                        for m in t.metrics
-                    ],
-                    indent=2,
-                )
-            )
+            typer.echo(dumps(registry.metric_records(task), indent=2))
             return
         from rich.table import Table
 

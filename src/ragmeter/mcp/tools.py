@@ -460,29 +460,7 @@ class OwnTools:
         from ragmeter import registry
         from ragmeter.io.jsonutil import to_jsonable
 
-        tasks = [registry.get_task(task)] if task else registry.all_tasks()
-        return {
-            "metrics": to_jsonable(
-                [
-                    {
-                        "task": m.task,
-                        "name": m.name,
-                        "full_name": m.full_name,
-                        "aliases": list(m.aliases),
-                        "summary": m.summary,
-                        "reference": m.reference,
-                        "direction": m.direction,
-                        "range": list(m.range),
-                        "params": [p.__dict__ for p in m.params],
-                        "needs": sorted(m.needs),
-                        "extra": m.extra,
-                        "level": m.level,
-                    }
-                    for t in tasks
-                    for m in t.metrics
-                ]
-            )
-        }
+        return {"metrics": to_jsonable(registry.metric_records(task))}
 
 
 def _test_progress(done: int, total: int) -> None:
