@@ -7,11 +7,24 @@ Evaluation", TREC: Experiment and Evaluation in IR, 2005).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from ragmeter.retrieval.kernels import seg_cumsum
-from ragmeter.retrieval.measures.base import Context, measure
-from ragmeter.retrieval.names import Measure
+from ragmeter.retrieval.measures.base import Context, seg_cumsum
+from ragmeter.retrieval.measures.family import (
+    BUCKLEY_VOORHEES_2005,
+    CUTS,
+    JUDGED,
+    REL,
+    ROBERTSON_2006,
+    TREC_EVAL_DOC,
+    Family,
+    K,
+)
+
+if TYPE_CHECKING:
+    from ragmeter.retrieval.measure import Measure
 
 
 def _terms(ctx: Context) -> np.ndarray:
@@ -42,13 +55,28 @@ def average_precision(ctx: Context) -> np.ndarray:
     return out
 
 
-@measure("map")
 def ap(ctx: Context, m: Measure) -> np.ndarray:
     """AP = (1/R)·Σⱼ j/iⱼ."""
     return average_precision(ctx)
 
 
-@measure("map_cut")
+MAP = Family(
+    "map",
+    "scalar",
+    "average precision",
+    formula="(1/R)·Σⱼ j/iⱼ",
+    citation=BUCKLEY_VOORHEES_2005,
+    registry_name="AP",
+    aliases=("map", "MAP"),
+    params=(REL, JUDGED),
+    ir="AP",
+    ir_spellings=("AP", "MAP"),
+    ir_args=frozenset({"rel", "judged_only"}),
+    default=True,
+    kernel=ap,
+)
+
+
 def ap_cut(ctx: Context, m: Measure) -> np.ndarray:
     """AP@k: the AP sum over ranks ≤ k, still divided by R (not min(R, k))."""
     k = int(m.cutoff)  # type: ignore[arg-type]
@@ -59,7 +87,20 @@ def ap_cut(ctx: Context, m: Measure) -> np.ndarray:
     return out
 
 
-@measure("gm_map")
+MAP_CUT = Family(
+    "map_cut",
+    "cut",
+    "average precision restricted to the top k (divided by R)",
+    formula="(1/R)·Σ_{iⱼ ≤ k} j/iⱼ",
+    citation=f"{BUCKLEY_VOORHEES_2005}; {TREC_EVAL_DOC}",
+    registry_name="AP@k",
+    params=(K, REL, JUDGED),
+    defaults=CUTS,
+    ir="AP",
+    kernel=ap_cut,
+)
+
+
 def gm_map(ctx: Context, m: Measure) -> np.ndarray:
     """Per query ln(max(AP, 1e-5)); the summary is exp of their mean.
 
@@ -68,3 +109,20 @@ def gm_map(ctx: Context, m: Measure) -> np.ndarray:
     from ragmeter.retrieval.measures.base import log_floor
 
     return log_floor(average_precision(ctx))
+
+
+GM_MAP = Family(
+    "gm_map",
+    "gm",
+    "geometric mean of average precision (floor 1e-5)",
+    formula="exp(mean ln max(AP, 1e-5))",
+    citation=(
+        'Voorhees, "Overview of the TREC 2004 Robust Retrieval Track", TREC 2004; ' + ROBERTSON_2006
+    ),
+    registry_name="gm_map",
+    params=(REL,),
+    level="corpus",
+    kernel=gm_map,
+)
+
+FAMILIES = (MAP, GM_MAP, MAP_CUT)

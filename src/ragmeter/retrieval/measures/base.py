@@ -2,36 +2,77 @@
 
 A :class:`Context` wraps a :class:`~ragmeter.retrieval.kernels.Ranking` and a relevance level
 and caches what several measures share (the relevant rows, R, N, hits at cutoffs). Measure
-functions take ``(ctx, measure)`` and return one value per evaluated query, in qid order.
+functions (the ``kernel`` of a :class:`~ragmeter.retrieval.measures.family.Family`) take
+``(ctx, measure)`` and return one value per evaluated query, in qid order.
+
+The segment helpers are imported from :mod:`ragmeter.retrieval.kernels` on first use: that module
+pulls pyarrow, and the measure declarations next to the kernels are read by the name grammar and
+the metrics registry, which must stay light.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragmeter.retrieval.kernels import Ranking, seg_count_le, seg_index, seg_position
-from ragmeter.retrieval.names import Measure
+if TYPE_CHECKING:
+    from ragmeter.retrieval.kernels import Ranking
 
-__all__ = ["MEASURES", "Context", "log2_table", "measure"]
+__all__ = [
+    "Context",
+    "log2_table",
+    "seg_count_le",
+    "seg_cumsum",
+    "seg_index",
+    "seg_position",
+    "seg_suffix_max",
+    "seg_totals",
+]
 
-MeasureFn = Callable[["Context", Measure], Any]
-MEASURES: dict[str, MeasureFn] = {}
+
+def seg_cumsum(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    from ragmeter.retrieval.kernels import seg_cumsum
+
+    return seg_cumsum(values, starts)
 
 
-def measure(*families: str) -> Callable[[MeasureFn], MeasureFn]:
-    """Register a function as the implementation of one or more families."""
+def seg_suffix_max(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    from ragmeter.retrieval.kernels import seg_suffix_max
 
-    def deco(fn: MeasureFn) -> MeasureFn:
-        for f in families:
-            MEASURES[f] = fn
-        return fn
+    return seg_suffix_max(values, starts)
 
-    return deco
+
+def seg_totals(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    from ragmeter.retrieval.kernels import seg_totals
+
+    return seg_totals(values, starts)
+
+
+def seg_index(starts: np.ndarray) -> np.ndarray:
+    from ragmeter.retrieval.kernels import seg_index
+
+    return seg_index(starts)
+
+
+def seg_position(starts: np.ndarray) -> np.ndarray:
+    from ragmeter.retrieval.kernels import seg_position
+
+    return seg_position(starts)
+
+
+def seg_count_le(
+    keys_sorted: np.ndarray,
+    seg: np.ndarray,
+    starts: np.ndarray,
+    limit: np.ndarray,
+    target_seg: np.ndarray | None = None,
+) -> np.ndarray:
+    from ragmeter.retrieval.kernels import seg_count_le
+
+    return seg_count_le(keys_sorted, seg, starts, limit, target_seg)
 
 
 def log2_table(values: np.ndarray) -> np.ndarray:

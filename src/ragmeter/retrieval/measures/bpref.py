@@ -8,11 +8,21 @@ pooled-but-unjudged documents are skipped.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from ragmeter.retrieval.kernels import seg_totals
-from ragmeter.retrieval.measures.base import Context, log_floor, measure
-from ragmeter.retrieval.names import Measure
+from ragmeter.retrieval.measures.base import Context, log_floor, seg_totals
+from ragmeter.retrieval.measures.family import (
+    BUCKLEY_VOORHEES_2004,
+    JUDGED,
+    REL,
+    ROBERTSON_2006,
+    Family,
+)
+
+if TYPE_CHECKING:
+    from ragmeter.retrieval.measure import Measure
 
 
 def bpref_values(ctx: Context) -> np.ndarray:
@@ -32,13 +42,41 @@ def bpref_values(ctx: Context) -> np.ndarray:
     return out
 
 
-@measure("bpref")
 def bpref(ctx: Context, m: Measure) -> np.ndarray:
     """bpref (0.5-style partial credit for judged non-relevant documents above)."""
     return bpref_values(ctx)
 
 
-@measure("gm_bpref")
 def gm_bpref(ctx: Context, m: Measure) -> np.ndarray:
     """Per query ln(max(bpref, 1e-5)); the summary is exp of their mean."""
     return log_floor(bpref_values(ctx))
+
+
+BPREF = Family(
+    "bpref",
+    "scalar",
+    "binary preference",
+    formula="(1/R)·Σ (1 − min(m, R)/min(N, R))",
+    citation=BUCKLEY_VOORHEES_2004,
+    registry_name="Bpref",
+    aliases=("bpref", "BPref"),
+    params=(REL, JUDGED),
+    ir="Bpref",
+    ir_spellings=("Bpref", "BPref"),
+    ir_args=frozenset({"rel"}),
+    kernel=bpref,
+)
+
+GM_BPREF = Family(
+    "gm_bpref",
+    "gm",
+    "geometric mean of bpref (floor 1e-5)",
+    formula="exp(mean ln max(bpref, 1e-5))",
+    citation=f"{BUCKLEY_VOORHEES_2004}; geometric mean: {ROBERTSON_2006}",
+    registry_name="gm_bpref",
+    params=(REL,),
+    level="corpus",
+    kernel=gm_bpref,
+)
+
+FAMILIES = (BPREF, GM_BPREF)

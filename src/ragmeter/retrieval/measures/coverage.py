@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from ragmeter.retrieval.measures.base import Context, measure, safe_div
-from ragmeter.retrieval.names import Measure
+from ragmeter.registry import Param
+from ragmeter.retrieval.measures.base import Context, safe_div
+from ragmeter.retrieval.measures.family import (
+    JUDGED,
+    REL,
+    TREC_EVAL_DOC,
+    Family,
+    K,
+)
+
+if TYPE_CHECKING:
+    from ragmeter.retrieval.measure import Measure
 
 
 def _count_le(ctx: Context, mask: np.ndarray, k: int) -> np.ndarray:
@@ -13,7 +25,6 @@ def _count_le(ctx: Context, mask: np.ndarray, k: int) -> np.ndarray:
     return np.bincount(ctx.r.q[sel], minlength=ctx.E).astype(np.int64)
 
 
-@measure("unj")
 def unjudged(ctx: Context, m: Measure) -> np.ndarray:
     """unj@k = (unpooled or pooled-unjudged documents among the first min(k, n))/k."""
     k = int(m.cutoff)  # type: ignore[arg-type]
@@ -21,7 +32,6 @@ def unjudged(ctx: Context, m: Measure) -> np.ndarray:
     return (np.minimum(k, ctx.n) - judged).astype(np.float64) / float(k)
 
 
-@measure("judged")
 def judged(ctx: Context, m: Measure) -> np.ndarray:
     """Judged@k = documents with any qrels line among the first min(k, n), over min(k, n)."""
     k = int(m.cutoff)  # type: ignore[arg-type]
@@ -29,7 +39,6 @@ def judged(ctx: Context, m: Measure) -> np.ndarray:
     return safe_div(have, np.minimum(k, ctx.n))
 
 
-@measure("relstring")
 def relstring(ctx: Context, m: Measure) -> list[str]:
     """One character per rank for the first min(L, n): grade 0-9, '>' above 9, '-' unpooled,
     '.' pooled but unjudged."""
@@ -45,3 +54,57 @@ def relstring(ctx: Context, m: Measure) -> list[str]:
     lens = np.minimum(width, ctx.n)
     rows = chars.view(f"S{width}").ravel()
     return [rows[i][: lens[i]].decode("ascii") for i in range(ctx.E)]
+
+
+UNJ = Family(
+    "unj",
+    "cut",
+    "fraction of unjudged documents in the top k",
+    formula="|{dᵢ : i ≤ min(k, n), d unpooled or pooled-unjudged}|/k",
+    citation=TREC_EVAL_DOC,
+    registry_name="unj_k",
+    params=(K, REL, JUDGED),
+    defaults=(5, 10, 20),
+    direction="lower",
+    kernel=unjudged,
+)
+
+JUDGED_AT = Family(
+    "judged",
+    "cut",
+    "fraction of the top min(k, n) documents that are judged",
+    formula="|{dᵢ : i ≤ min(k, n), d ∈ qrels}|/min(k, n)",
+    citation=(
+        'MacAvaney, Macdonald and Ounis, "Streamlining Evaluation with ir-measures", ECIR 2022'
+    ),
+    registry_name="Judged@k",
+    params=(K,),
+    defaults=(10,),
+    ir="Judged",
+    ir_spellings=("Judged",),
+    ir_args=frozenset({"judged_only"}),
+    binary=False,
+    extension=True,
+    reference="ir_measures 0.4.3",
+    kernel=judged,
+)
+
+RELSTRING = Family(
+    "relstring",
+    "reals",
+    "relevance string of the top ranks (per query only)",
+    formula=(
+        "one character per rank i ≤ min(L, n): the grade 0–9, '>' above 9, '-' unpooled, "
+        "'.' pooled-unjudged; a string, no number"
+    ),
+    citation=TREC_EVAL_DOC,
+    registry_name="relstring",
+    params=(REL, Param("length", "int", 10)),
+    defaults=(10.0,),
+    bare_params=(("length", 10),),
+    direction="none",
+    range=(None, None),
+    kernel=relstring,
+)
+
+FAMILIES = (UNJ, JUDGED_AT, RELSTRING)

@@ -13,12 +13,31 @@ DCG(k) = Σ_{i ≤ min(k, n)} gain(dᵢ)/log₂(i+1) and IDCG(k) = Σ_{j ≤ min
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragmeter.retrieval.kernels import seg_count_le, seg_cumsum, seg_position, seg_totals
-from ragmeter.retrieval.measures.base import Context, log2_table, measure
-from ragmeter.retrieval.names import Measure
+from ragmeter.retrieval.measures.base import (
+    Context,
+    log2_table,
+    seg_count_le,
+    seg_cumsum,
+    seg_position,
+    seg_totals,
+)
+from ragmeter.retrieval.measures.family import (
+    CUTS,
+    GAINS,
+    JARVELIN_KEKALAINEN_2002,
+    JUDGED,
+    REL,
+    TREC_EVAL_DOC,
+    Family,
+    K,
+)
+
+if TYPE_CHECKING:
+    from ragmeter.retrieval.measure import Measure
 
 GainFn = Callable[[np.ndarray], np.ndarray]
 
@@ -118,7 +137,6 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
-@measure("ndcg_cut", "ndcg_cut_exp")
 def ndcg_cut(ctx: Context, m: Measure) -> np.ndarray:
     """nDCG@k = DCG(k)/IDCG(k)."""
     v = view(ctx, m)
@@ -126,26 +144,22 @@ def ndcg_cut(ctx: Context, m: Measure) -> np.ndarray:
     return _ratio(v.dcg(k), v.idcg(k))
 
 
-@measure("ndcg", "ndcg_exp")
 def ndcg(ctx: Context, m: Measure) -> np.ndarray:
     """nDCG = DCG(n)/IDCG(|I|): the ideal is not cut at n (trec_eval#11)."""
     v = view(ctx, m)
     return _ratio(v.dcg_n(ctx), v.idcg_all())
 
 
-@measure("dcg")
 def dcg(ctx: Context, m: Measure) -> np.ndarray:
     """DCG(n)."""
     return view(ctx, m).dcg_n(ctx)
 
 
-@measure("ideal_dcg")
 def ideal_dcg(ctx: Context, m: Measure) -> np.ndarray:
     """IDCG(|I|)."""
     return view(ctx, m).idcg_all()
 
 
-@measure("ndcg_rel")
 def ndcg_rel(ctx: Context, m: Measure) -> np.ndarray:
     """ndcg_rel: Σ over positive-gain retrieved documents of DCG(i)/IDCG(i), plus
     (|I| − their number)·DCG(n)/IDCG(|I|) for the ideal documents not retrieved, over |I|."""
@@ -166,7 +180,6 @@ def ndcg_rel(ctx: Context, m: Measure) -> np.ndarray:
     return out
 
 
-@measure("Rndcg")
 def rndcg(ctx: Context, m: Measure) -> np.ndarray:
     """Mean of DCG(min(b, n))/IDCG(b) over the depths b where the ideal gain changes (and n)."""
     v = view(ctx, m)
@@ -195,7 +208,6 @@ def rndcg(ctx: Context, m: Measure) -> np.ndarray:
     return out
 
 
-@measure("G")
 def g_measure(ctx: Context, m: Measure) -> np.ndarray:
     """G: Σ gain(dᵢ)/log₂(2 + S_cost(i) − S_res(i)) over ΣI, with S_cost the running sum of
     max(Iⱼ, 1) and S_res the running sum of gains."""
@@ -215,7 +227,6 @@ def g_measure(ctx: Context, m: Measure) -> np.ndarray:
     return _ratio(total, ideal_sum)
 
 
-@measure("binG")
 def bin_g(ctx: Context, m: Measure) -> np.ndarray:
     """binG = (1/R)·Σⱼ 1/log₂(2 + iⱼ − j) over the relevant retrieved documents."""
     terms = 1.0 / log2_table(2 + ctx.rel_rank - ctx.rel_j)
@@ -224,3 +235,165 @@ def bin_g(ctx: Context, m: Measure) -> np.ndarray:
     ok = ctx.hits_n > 0
     out[ok] = total[ok] / ctx.R[ok].astype(np.float64)
     return out
+
+
+# declarations (docs/retrieval.md#measures)
+_BURGES = (
+    'Burges et al., "Learning to Rank using Gradient Descent", ICML 2005 (gain 2^g − 1); '
+    + JARVELIN_KEKALAINEN_2002
+)
+_EXPERIMENTAL = f"{TREC_EVAL_DOC} (experimental measure, 2008); nDCG: {JARVELIN_KEKALAINEN_2002}"
+
+G = Family(
+    "G",
+    "pairs",
+    "G (gain with cost of non-relevant documents)",
+    formula=(
+        "Σᵢ g(dᵢ)/log₂(2 + S_cost(i) − S_res(i)) / ΣI, S_cost the running Σ max(Iⱼ, 1), "
+        "S_res the running Σ of gains"
+    ),
+    citation=f"{TREC_EVAL_DOC} (G, experimental measure, 2008)",
+    registry_name="G",
+    params=(GAINS,),
+    kernel=g_measure,
+    binary=False,
+    gain="linear",
+)
+
+BIN_G = Family(
+    "binG",
+    "scalar",
+    "binary G",
+    formula="(1/R)·Σⱼ 1/log₂(2 + iⱼ − j)",
+    citation=f"{TREC_EVAL_DOC} (binG, experimental measure, 2008)",
+    registry_name="binG",
+    params=(REL, JUDGED),
+    kernel=bin_g,
+)
+
+DCG = Family(
+    "dcg",
+    "pairs",
+    "discounted cumulative gain",
+    formula="DCG(n) = Σ_{i ≤ n} g(dᵢ)/log₂(i+1)",
+    citation=JARVELIN_KEKALAINEN_2002,
+    registry_name="dcg",
+    params=(GAINS,),
+    range=(None, None),
+    kernel=dcg,
+    binary=False,
+    gain="linear",
+)
+
+IDEAL_DCG = Family(
+    "ideal_dcg",
+    "pairs",
+    "ideal discounted cumulative gain",
+    formula="IDCG(|I|) = Σ_{j ≤ |I|} Iⱼ/log₂(j+1), I the judged gains in descending order",
+    citation=JARVELIN_KEKALAINEN_2002,
+    registry_name="ideal_dcg",
+    params=(GAINS,),
+    range=(None, None),
+    kernel=ideal_dcg,
+    binary=False,
+    gain="linear",
+)
+
+NDCG = Family(
+    "ndcg",
+    "pairs",
+    "normalised DCG over the whole ranking",
+    formula="DCG(n)/IDCG(|I|)",
+    citation=JARVELIN_KEKALAINEN_2002,
+    registry_name="nDCG",
+    aliases=("ndcg", "NDCG"),
+    params=(GAINS,),
+    ir="nDCG",
+    ir_spellings=("nDCG", "NDCG"),
+    ir_args=frozenset({"gain", "gains", "dcg", "judged_only"}),
+    kernel=ndcg,
+    binary=False,
+    gain="linear",
+)
+
+NDCG_REL = Family(
+    "ndcg_rel",
+    "pairs",
+    "nDCG averaged over relevant documents",
+    formula=(
+        "(Σ over positive-gain retrieved dᵢ of DCG(i)/IDCG(i) + (|I| − their number)·"
+        "DCG(n)/IDCG(|I|))/|I|"
+    ),
+    citation=_EXPERIMENTAL,
+    registry_name="ndcg_rel",
+    params=(GAINS,),
+    kernel=ndcg_rel,
+    binary=False,
+    gain="linear",
+)
+
+RNDCG = Family(
+    "Rndcg",
+    "pairs",
+    "nDCG averaged over gain-change boundaries",
+    formula="mean of DCG(min(b, n))/IDCG(b) over the depths b where the ideal gain changes",
+    citation=_EXPERIMENTAL,
+    registry_name="Rndcg",
+    params=(GAINS,),
+    kernel=rndcg,
+    binary=False,
+    gain="linear",
+)
+
+NDCG_CUT = Family(
+    "ndcg_cut",
+    "cut",
+    "normalised DCG at k",
+    formula="DCG(k)/IDCG(k)",
+    citation=JARVELIN_KEKALAINEN_2002,
+    registry_name="nDCG@k",
+    params=(K, GAINS),
+    defaults=CUTS,
+    ir="nDCG",
+    default=True,
+    kernel=ndcg_cut,
+    binary=False,
+    gain="linear",
+)
+
+NDCG_EXP = Family(
+    "ndcg_exp",
+    "pairs",
+    "nDCG with exponential gain 2^g − 1",
+    formula="DCG(n)/IDCG(|I|) with gains 2^g − 1",
+    citation=_BURGES,
+    registry_name="nDCG(gain=exp)",
+    params=(GAINS,),
+    ir="nDCG",
+    ir_params=(("gain", "exp"),),
+    kernel=ndcg,
+    binary=False,
+    gain="exp",
+    extension=True,
+    reference="ranx 0.3.21 ndcg_burges",
+)
+
+NDCG_CUT_EXP = Family(
+    "ndcg_cut_exp",
+    "cut",
+    "nDCG at k with exponential gain 2^g − 1",
+    formula="DCG(k)/IDCG(k) with gains 2^g − 1",
+    citation=_BURGES,
+    registry_name="nDCG(gain=exp)@k",
+    params=(K, GAINS),
+    defaults=CUTS,
+    ir="nDCG",
+    ir_params=(("gain", "exp"),),
+    kernel=ndcg_cut,
+    binary=False,
+    gain="exp",
+    extension=True,
+    reference="ranx 0.3.21 ndcg_burges",
+)
+
+FAMILIES = (G, BIN_G, DCG, IDEAL_DCG, NDCG, NDCG_REL, RNDCG, NDCG_CUT, NDCG_EXP, NDCG_CUT_EXP)

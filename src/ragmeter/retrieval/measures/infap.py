@@ -8,16 +8,23 @@ by R. Unpooled documents above count only through i.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from ragmeter.retrieval.kernels import seg_totals
-from ragmeter.retrieval.measures.base import Context, measure
-from ragmeter.retrieval.names import Measure
+from ragmeter.retrieval.measures.base import Context, seg_totals
+from ragmeter.retrieval.measures.family import (
+    JUDGED,
+    REL,
+    Family,
+)
+
+if TYPE_CHECKING:
+    from ragmeter.retrieval.measure import Measure
 
 EPSILON = 0.00001
 
 
-@measure("infAP")
 def inf_ap(ctx: Context, m: Measure) -> np.ndarray:
     """infAP with ε = 1e-5 (so full-precision values differ slightly from round numbers)."""
     rel = ctx.is_rel
@@ -38,3 +45,26 @@ def inf_ap(ctx: Context, m: Measure) -> np.ndarray:
     ok = ctx.R > 0
     out[ok] = total[ok] / ctx.R[ok].astype(np.float64)
     return out
+
+
+INFAP = Family(
+    "infAP",
+    "scalar",
+    "inferred average precision",
+    formula=(
+        "(1/R)·Σ over judged relevant retrieved dᵢ of 1 (i = 1) or "
+        "1/i + ((i−1)/i)·((r+m+u)/(i−1))·((r+ε)/(r+m+2ε)), ε = 1e-5"
+    ),
+    citation=(
+        'Yilmaz and Aslam, "Estimating Average Precision with Incomplete and Imperfect '
+        'Judgments", CIKM 2006'
+    ),
+    registry_name="infAP",
+    params=(REL, JUDGED),
+    ir="infAP",
+    ir_spellings=("infAP",),
+    ir_args=frozenset({"rel"}),
+    kernel=inf_ap,
+)
+
+FAMILIES = (INFAP,)

@@ -8,11 +8,24 @@ max over ranks i ≥ i_c of P@i, which is max over j ≥ c of j/iⱼ.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from ragmeter.retrieval.kernels import seg_suffix_max
-from ragmeter.retrieval.measures.base import Context, measure
-from ragmeter.retrieval.names import Measure
+from ragmeter.registry import Param
+from ragmeter.retrieval.measures.base import Context, seg_suffix_max
+from ragmeter.retrieval.measures.family import (
+    JUDGED,
+    POINTS,
+    RECALL_POINT,
+    REL,
+    SALTON_MCGILL_1983,
+    TREC_APPENDIX,
+    Family,
+)
+
+if TYPE_CHECKING:
+    from ragmeter.retrieval.measure import Measure
 
 
 def round_half_away(x: np.ndarray) -> np.ndarray:
@@ -43,13 +56,11 @@ def interpolated_precision(ctx: Context, point: float) -> np.ndarray:
     return out
 
 
-@measure("iprec_at_recall")
 def iprec_at_recall(ctx: Context, m: Measure) -> np.ndarray:
     """IPrec@p: interpolated precision at recall p (0 if fewer than round(p·R) are found)."""
     return interpolated_precision(ctx, float(m.cutoff))  # type: ignore[arg-type]
 
 
-@measure("11pt_avg")
 def eleven_point_average(ctx: Context, m: Measure) -> np.ndarray:
     """Mean of IPrec over the points, summed from the highest point down as trec_eval does."""
     points = list(m.param("points"))
@@ -57,3 +68,36 @@ def eleven_point_average(ctx: Context, m: Measure) -> np.ndarray:
     for p in reversed(points):
         total = total + interpolated_precision(ctx, p)
     return total / float(len(points))
+
+
+_CITE = f"{SALTON_MCGILL_1983}; {TREC_APPENDIX}"
+
+IPREC_AT_RECALL = Family(
+    "iprec_at_recall",
+    "point",
+    "interpolated precision at recall levels",
+    formula="max_{j ≥ max(c, 1)} j/iⱼ with c = round(r·R); 0 if c > hits(n)",
+    citation=_CITE,
+    registry_name="IPrec@r",
+    params=(RECALL_POINT, REL, JUDGED),
+    defaults=POINTS,
+    ir="IPrec",
+    ir_spellings=("IPrec",),
+    ir_args=frozenset({"rel", "judged_only"}),
+    kernel=iprec_at_recall,
+)
+
+ELEVEN_PT_AVG = Family(
+    "11pt_avg",
+    "reals",
+    "mean interpolated precision over recall points",
+    formula="mean over the recall points r of IPrec@r (default r = 0.0, 0.1, …, 1.0)",
+    citation=_CITE,
+    registry_name="11pt_avg",
+    params=(REL, Param("points", "tuple[float, ...]", None, "recall points")),
+    defaults=POINTS,
+    bare_params=(("points", POINTS),),
+    kernel=eleven_point_average,
+)
+
+FAMILIES = (IPREC_AT_RECALL, ELEVEN_PT_AVG)

@@ -8,11 +8,21 @@ this is plain RBP. (trec_eval 10.0 means the same but reads gmin and gmax uninit
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from ragmeter.retrieval.kernels import seg_totals
-from ragmeter.retrieval.measures.base import Context, measure
-from ragmeter.retrieval.names import Measure
+from ragmeter.retrieval.measures.base import Context, seg_totals
+from ragmeter.retrieval.measures.family import (
+    GAINS,
+    MOFFAT_ZOBEL_2008,
+    PERSISTENCE,
+    TREC_EVAL_DOC,
+    Family,
+)
+
+if TYPE_CHECKING:
+    from ragmeter.retrieval.measure import Measure
 
 
 def powers(p: float, count: int) -> np.ndarray:
@@ -33,7 +43,6 @@ def _levels(ctx: Context) -> np.ndarray:
     return top + 1
 
 
-@measure("rbp")
 def rbp(ctx: Context, m: Measure) -> np.ndarray:
     """RBP with persistence p (0.9 for rbp, 0.8 for RBP)."""
     p = float(m.param("p", 0.9))
@@ -73,7 +82,6 @@ def rbp(ctx: Context, m: Measure) -> np.ndarray:
     return (1.0 - p) * seg_totals(terms, starts)
 
 
-@measure("rbp_resid")
 def rbp_resid(ctx: Context, m: Measure) -> np.ndarray:
     """The RBP residual: p^n + (1 − p)·Σ p^(i−1) over the unjudged documents in the ranking.
 
@@ -97,3 +105,41 @@ def rbp_resid(ctx: Context, m: Measure) -> np.ndarray:
         out = np.where(unj_count > 0, out, 0.0)
     out[ctx.missing] = 0.0
     return out
+
+
+RBP = Family(
+    "rbp",
+    "pairs",
+    "rank-biased precision",
+    formula="(1 − p)·Σᵢ ĝ(dᵢ)·p^(i−1), ĝ the gain rescaled to [0, 1] when a gain lies outside",
+    citation=MOFFAT_ZOBEL_2008,
+    registry_name="RBP(p)",
+    params=(GAINS, PERSISTENCE),
+    bare_params=(("p", 0.9),),
+    ir_bare_params=(("p", 0.8),),
+    ir="RBP",
+    ir_spellings=("RBP",),
+    ir_args=frozenset({"p", "gains", "judged_only"}),
+    binary=False,
+    gain="linear",
+    kernel=rbp,
+)
+
+RBP_RESID = Family(
+    "rbp_resid",
+    "pairs",
+    "rank-biased precision residual (unjudged mass)",
+    formula="p^n + (1 − p)·Σ over unjudged retrieved dᵢ of p^(i−1) (0 if none is unjudged)",
+    citation=f"{MOFFAT_ZOBEL_2008}; {TREC_EVAL_DOC}",
+    registry_name="RBP_resid(p)",
+    params=(PERSISTENCE,),
+    bare_params=(("p", 0.9),),
+    ir_bare_params=(("p", 0.8),),
+    ir_spellings=("RBP_resid",),
+    ir_args=frozenset({"p", "tail"}),
+    binary=False,
+    direction="none",
+    kernel=rbp_resid,
+)
+
+FAMILIES = (RBP, RBP_RESID)

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from ragmeter.retrieval.measures.base import Context, measure
-from ragmeter.retrieval.names import Measure
+from ragmeter.retrieval.measures.base import Context
+from ragmeter.retrieval.measures.family import (
+    JUDGED,
+    KANTOR_VOORHEES_2000,
+    REL,
+    Family,
+    K,
+)
+
+if TYPE_CHECKING:
+    from ragmeter.retrieval.measure import Measure
 
 
 def _first_rank(ctx: Context) -> np.ndarray:
@@ -16,7 +27,6 @@ def _first_rank(ctx: Context) -> np.ndarray:
     return first
 
 
-@measure("recip_rank")
 def reciprocal_rank(ctx: Context, m: Measure) -> np.ndarray:
     """RR = 1/i₁, or 0 if no relevant document was retrieved."""
     first = _first_rank(ctx)
@@ -26,7 +36,6 @@ def reciprocal_rank(ctx: Context, m: Measure) -> np.ndarray:
     return out
 
 
-@measure("recip_rank_cut")
 def reciprocal_rank_cut(ctx: Context, m: Measure) -> np.ndarray:
     """RR@k = 1/i₁ if i₁ ≤ k, else 0."""
     first = _first_rank(ctx)
@@ -34,3 +43,40 @@ def reciprocal_rank_cut(ctx: Context, m: Measure) -> np.ndarray:
     has = (first > 0) & (first <= int(m.cutoff))  # type: ignore[arg-type]
     out[has] = 1.0 / first[has].astype(np.float64)
     return out
+
+
+RECIP_RANK = Family(
+    "recip_rank",
+    "scalar",
+    "reciprocal rank of the first relevant document",
+    formula="1/i₁ (0 if nothing relevant is retrieved)",
+    citation=KANTOR_VOORHEES_2000,
+    registry_name="RR",
+    aliases=("recip_rank", "MRR", "mrr"),
+    params=(REL, JUDGED),
+    ir="RR",
+    ir_spellings=("RR", "MRR"),
+    ir_args=frozenset({"rel", "judged_only"}),
+    default=True,
+    kernel=reciprocal_rank,
+)
+
+RECIP_RANK_CUT = Family(
+    "recip_rank_cut",
+    "cut",
+    "reciprocal rank within the top k (MRR@k)",
+    formula="1/i₁ if i₁ ≤ k, else 0",
+    citation=(
+        f"{KANTOR_VOORHEES_2000}; the cut at 10 is MS MARCO's MRR@10 (Nguyen et al., "
+        '"MS MARCO: A Human Generated MAchine Reading COmprehension Dataset", CoCo@NIPS 2016)'
+    ),
+    registry_name="RR@k",
+    params=(K, REL, JUDGED),
+    defaults=(10,),
+    ir="RR",
+    extension=True,
+    reference="ir_measures 0.4.3",
+    kernel=reciprocal_rank_cut,
+)
+
+FAMILIES = (RECIP_RANK, RECIP_RANK_CUT)
