@@ -1,8 +1,11 @@
 """Measure names in both grammars: trec_eval (``P.5,10``) and ir_measures (``P@10``).
 
-This module is the single source of measure names (docs/retrieval.md#measure-names): the CLI, the
-registry entry (:mod:`ragmeter.retrieval.registry`), the docs and the output all read it. It is
-pure Python and imports nothing heavy, so the registry can use it.
+This module and its two sub-grammars (:mod:`~ragmeter.retrieval.names_trec`,
+:mod:`~ragmeter.retrieval.names_ir`) read every measure name (docs/retrieval.md#measure-names):
+the CLI, the registry entry (:mod:`ragmeter.retrieval.registry`) and the output use them. The
+spellings of each family are declared with the family (:mod:`ragmeter.retrieval.measures`); what
+is here is how names are written: nicknames, the trec_eval and ir_measures grammars, the
+canonical order and the suggestions for unknown names.
 
 A requested name expands to one or more :class:`Measure` objects, one per printed value (``P.5,10``
 is ``P_5`` and ``P_10``). A Measure knows its trec_eval spelling, its ir_measures spelling (when

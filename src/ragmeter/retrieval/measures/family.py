@@ -21,14 +21,25 @@ from typing import Any
 from ragmeter.registry import Param
 
 __all__ = [
+    "BUCKLEY_VOORHEES_2004",
+    "BUCKLEY_VOORHEES_2005",
     "CUTS",
     "GAINS",
+    "JARVELIN_KEKALAINEN_2002",
     "JUDGED",
+    "KANTOR_VOORHEES_2000",
+    "MOFFAT_ZOBEL_2008",
     "PERSISTENCE",
     "POINTS",
+    "RAGMETER",
     "RECALL_POINT",
     "REL",
+    "ROBERTSON_2006",
+    "SALTON_MCGILL_1983",
+    "TREC_APPENDIX",
     "TREC_EVAL",
+    "TREC_EVAL_DOC",
+    "VAN_RIJSBERGEN",
     "Family",
     "K",
 ]
@@ -41,9 +52,9 @@ RAGMETER = "ragmeter (trec_eval 10.0 definitions)"
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
-# literature cited by several families (the trec_eval texts are its measure descriptions,
-# printed by ``trec_eval -h -m <measure>``, written by Chris Buckley)
-TREC_EVAL_DOC = "Buckley, trec_eval 10.0 measure descriptions (NIST, 2008–2021)"
+# literature cited by several families; trec_eval's own measure descriptions stand in where a
+# measure has no paper (counts, set measures, Buckley's experimental G, binG, ndcg_rel, Rndcg)
+TREC_EVAL_DOC = "Buckley, trec_eval 10.0 measure descriptions (trec_eval -h -m NAME), NIST 2026"
 TREC_APPENDIX = '"Common Evaluation Measures", appendix to the TREC proceedings (NIST)'
 VAN_RIJSBERGEN = "van Rijsbergen, Information Retrieval, 2nd ed., Butterworths 1979"
 BUCKLEY_VOORHEES_2005 = (

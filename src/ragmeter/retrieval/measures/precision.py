@@ -16,6 +16,7 @@ from ragmeter.retrieval.measures.family import (
     BUCKLEY_VOORHEES_2005,
     CUTS,
     JUDGED,
+    RAGMETER,
     RECALL_POINT,
     REL,
     TREC_EVAL_DOC,
@@ -146,7 +147,7 @@ SUCCESS_ALL = Family(
     ir="Success",
     ir_params=(("all", True),),
     extension=True,
-    reference="ragmeter (trec_eval 10.0 definitions)",
+    reference=RAGMETER,
     kernel=success_all,
 )
 
