@@ -82,7 +82,8 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
 }
 ULTRARAG_KS = (1, 5, 10, 20, 50, 100)
 
-# ir_measures spellings -> family; cutoff rules are applied by the parser
+# measures of trec_eval and ir_measures that ragmeter does not compute: refused as such, not
+# reported as unknown names
 _UNSUPPORTED = {
     "ERR",
     "nERR",
