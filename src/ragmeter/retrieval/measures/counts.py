@@ -29,7 +29,7 @@ NUM_Q = Family(
     "num_q",
     "count",
     "number of evaluated queries",
-    formula="|{q : q judged and in the run}| (summary only)",
+    formula="|Q|, Q the evaluated queries: judged and in the run (every judged one under -c)",
     citation=TREC_EVAL_DOC,
     registry_name="NumQ",
     aliases=("num_q",),
