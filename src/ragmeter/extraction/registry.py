@@ -393,8 +393,9 @@ def _linking() -> TaskDef:
                                 "(1 when TP = FP = FN = 0)"
                             ),
                             citation=(
-                                f"{LINKING_CITE}; Röder, Usbeck & Ngonga Ngomo 2018, GERBIL's New "
-                                "Stunts (Semantic Web Journal)"
+                                f"{LINKING_CITE}; Röder, Usbeck & Ngonga Ngomo 2018, GERBIL – "
+                                "Benchmarking Named Entity Recognition and Linking Consistently "
+                                "(Semantic Web Journal)"
                             ),
                             level="corpus" if avg == "micro" else "sample",
                         )

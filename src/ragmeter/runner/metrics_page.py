@@ -44,6 +44,13 @@ NOTATION = (
     ("ACT, POS", "COR + INC + PAR + SPU (predicted), COR + INC + PAR + MIS (gold)"),
     ("S, R, A, U", "grounded QA: shipped, refused, answerable, unanswerable items"),
     ("C, H", "grounded QA: the claim contains a gold span, the citations hit"),
+    ("G_g, s", "steps: the reference steps of group g, a step's match score"),
+    ("M, rank_m", "linking: the InKB gold mentions, the rank of m's gold id (∞ if absent)"),
+    ("D, X_d", "the documents, a value computed on document d alone"),
+    ("n_ij, n, N", "agreement: raters giving item i category j, raters per item, items"),
+    ("p_o, p_e, q", "agreement: observed and chance agreement, the number of categories"),
+    ("O, E, w", "agreement: observed and chance-expected tables, the disagreement weights"),
+    ("A, B", "span agreement: the spans of two annotators"),
 )
 
 
@@ -77,7 +84,7 @@ def _section(tdef: registry.TaskDef) -> list[str]:
         lines[-1] += f" Full definitions: [{page.split('#')[0]}]({page})."
     lines += [
         "",
-        "| metric | formula | citation | reproduces |",
+        "| metric | formula | citation | reference |",
         "|---|---|---|---|",
         *rows,
     ]
@@ -98,7 +105,8 @@ def render() -> str:
         "sample-level metrics, whose task value is the mean over samples; from pooled counts for "
         "corpus-level ones), where the definition comes from (the citation: a paper or a "
         "standard, or the package and version that defines it where there is no paper) and the "
-        "implementation whose numbers ragmeter reproduces. The same fields are printed by "
+        "reference implementation (the tool whose numbers ragmeter reproduces; for LLM-judged "
+        "metrics, whose definition ragmeter's own prompts follow). The same fields are printed by "
         "`ragmeter metrics TASK --long`, `ragmeter metrics TASK.METRIC` and "
         "`ragmeter metrics --json`, and shown as tooltips in the report and the dashboard. "
         "Aliases, parameters and defaults: [config-reference.md](config-reference.md); edge "
