@@ -24,6 +24,7 @@ from typing import Any, Literal
 from ragmeter.errors import UsageError
 
 __all__ = [
+    "NO_NUMERIC_VALUE",
     "TASK_PROVIDERS",
     "MetricDef",
     "Param",
@@ -56,6 +57,10 @@ TASK_PROVIDERS: Mapping[str, str] = MappingProxyType(
     }
 )
 """Task name → module that defines it (a ``TASKS`` tuple of :class:`TaskDef`), in runner order."""
+
+NO_NUMERIC_VALUE: frozenset[str] = frozenset({"retrieval.runid", "retrieval.relstring"})
+"""Registry entries whose value is text (trec_eval's run tag and relevance string), so they have
+no formula; every other metric has a formula and a citation (docs/metrics.md)."""
 
 
 @dataclass(frozen=True)

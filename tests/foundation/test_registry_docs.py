@@ -2,9 +2,9 @@
 
 The registry is the one source: ``ragmeter metrics --json`` (and MCP ``list_metrics``), the
 ``--long`` and ``TASK.METRIC`` views of ``ragmeter metrics``, the generated docs/metrics.md and the
-report tooltips all read ``MetricDef.formula`` and ``MetricDef.citation``. Every registered metric
-has a numeric value (counts included, and ``retrieval.runid``/``relstring`` are trec_eval lines
-the registry lists too), so no metric is exempt.
+report tooltips all read ``MetricDef.formula`` and ``MetricDef.citation``. Counts have a value
+and a formula too; the only entries exempt are those whose value is text,
+``registry.NO_NUMERIC_VALUE`` (trec_eval's run tag and relevance string).
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ def test_every_metric_has_a_formula_and_a_citation(task):
     missing = [
         f"{m.full_name}: {', '.join(k for k in ('formula', 'citation') if not getattr(m, k))}"
         for m in _defs(task)
-        if not (m.formula.strip() and m.citation.strip())
+        if m.full_name not in registry.NO_NUMERIC_VALUE
+        and not (m.formula.strip() and m.citation.strip())
     ]
     assert not missing, f"{len(missing)} {task} metrics lack a field: " + "; ".join(missing)
 
@@ -43,6 +44,16 @@ def test_every_metric_has_a_formula_and_a_citation(task):
 def test_citations_name_literature_not_project_documents(task):
     bad = [f"{m.full_name}: {m.citation}" for m in _defs(task) if NOT_A_CITATION.search(m.citation)]
     assert not bad, "; ".join(bad)
+
+
+def test_only_text_valued_entries_are_exempt():
+    # the exempt list cannot hide a number: its entries have no direction and no range
+    for name in registry.NO_NUMERIC_VALUE:
+        try:
+            d = registry.resolve(name).definition
+        except registry.UnknownMetricError:
+            continue  # engine not in this build
+        assert (d.direction, d.range) == ("none", (None, None)), name
 
 
 def test_records_carry_formula_and_citation():

@@ -71,6 +71,8 @@ def _section(tdef: registry.TaskDef) -> list[str]:
             sources.append(m.citation)
         note = f"[{sources.index(m.citation) + 1}]" if m.citation else "—"
         formula = f"`{_cell(m.formula)}`" if m.formula else "—"
+        if m.full_name in registry.NO_NUMERIC_VALUE:
+            formula = "no numeric value (text)" + (f": `{_cell(m.formula)}`" if m.formula else "")
         rows.append(f"| `{m.name}` | {formula} | {note} | {_cell(m.reference)} |")
     page = ENGINE_PAGES.get(tdef.name)
     lines = [
