@@ -36,6 +36,7 @@ NOTATION = (
     ("max_g", "the best value over golds, the default aggregation over golds"),
     ("[·]", "1 when the condition holds, else 0"),
     ("\\|X\\|, #X", "the size of a set or list, a count"),
+    ("#_p(t)", "occurrences of token t in tok(p)"),
     ("P, R, F1", "precision, recall, F1 = 2PR/(P+R) (0 when P + R = 0)"),
     ("TP, FP, FN", "true positives, false positives, false negatives; _c, _t per class or label"),
     ("P@k, rel, ret", "precision at rank k, the relevant ids, the retrieved ids in rank order"),
