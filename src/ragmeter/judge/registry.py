@@ -23,12 +23,24 @@ _LLM = frozenset({"llm"})
 _LLM_EMB = frozenset({"llm", "embeddings"})
 
 
+_RAGAS_CITE = (
+    "Es et al. 2024, RAGAS: Automated Evaluation of Retrieval Augmented Generation "
+    "(EACL, system demonstrations)"
+)
+_GRAPHRAG_CITE = "Ontotext graphrag-eval 6.6.1 (no paper)"
+# Literature, not the tools ragmeter is compatible with (``reference``); the prompts are
+# ragmeter's own (docs/judge.md, "Metrics").
 _CITATIONS = {
-    "graphrag-eval 6": "Ontotext-AD/graphrag-eval 6.x; ragmeter counts the claim lists",
-    "RAGAS": "Es et al. 2023, RAGAS (vibrantlabsai/ragas); ragmeter's own prompts",
-    "DeepEval": "confident-ai/deepeval faithfulness (contradiction view); ragmeter's own prompts",
-    "G-Eval": "Liu et al. 2023, G-Eval; fixed steps, ragmeter's own prompts",
+    "graphrag-eval 6": (
+        f"{_GRAPHRAG_CITE}; atomic claims as in Min et al. 2023, FActScore (EMNLP)"
+    ),
+    "RAGAS": _RAGAS_CITE,
+    "DeepEval": f"confident-ai DeepEval faithfulness (no paper); statements as in {_RAGAS_CITE}",
+    "G-Eval": (
+        "Liu et al. 2023, G-Eval: NLG Evaluation using GPT-4 with Better Human Alignment (EMNLP)"
+    ),
 }
+_RETRIEVAL_STEP_CITE = f"{_GRAPHRAG_CITE}; context recall and precision of {_RAGAS_CITE}"
 
 
 def _m(name: str, summary: str, reference: str, **kw) -> MetricDef:
@@ -47,7 +59,7 @@ _METRICS = (
         "F1 of matched atomic claims between reference and answer (headline of the claims judge)",
         _GRAPHRAG,
         aliases=("answer_f1",),
-        formula="2PR/(P+R), P = match/|answer claims|, R = match/|reference claims|",
+        formula="2PR/(P+R), P = match/|answer claims|, R = match/|reference claims|; 0 if P+R = 0",
         default=False,
     ),
     _m(
@@ -68,7 +80,7 @@ _METRICS = (
         _RAGAS,
         aliases=("answer_relevancy", "response_relevancy"),
         range=(-1.0, 1.0),
-        formula="0 if noncommittal else (1/N) Σ cos(e(q), e(q_i))",
+        formula="0 if noncommittal else (1/N) Σ_i cos(e(q), e(q_i)), q_i the N generated questions",
         needs=_LLM_EMB,
         default=True,
     ),
@@ -91,14 +103,14 @@ _METRICS = (
         "average precision of the retrieved chunks judged useful for the reference answer",
         _RAGAS,
         aliases=("llm_context_precision_with_reference",),
-        formula="Σ_k v_k·P@k / Σ_k v_k (0 when no chunk is useful)",
+        formula="Σ_k v_k·P@k / Σ_k v_k, v_k = 1 if chunk k helps reach the reference (0 if none)",
         default=True,
     ),
     _m(
         "context_utilization",
         "average precision of the retrieved chunks judged useful for the generated answer",
         _RAGAS,
-        formula="Σ_k v_k·P@k / Σ_k v_k, usefulness judged against the answer",
+        formula="Σ_k v_k·P@k / Σ_k v_k, v_k = 1 if chunk k helps reach the answer (0 if none)",
     ),
     _m(
         "context_recall",
@@ -112,40 +124,50 @@ _METRICS = (
         "context_entity_recall",
         "share of the reference's named entities also found in the retrieved contexts",
         _RAGAS,
-        formula="|RE ∩ RCE| / |RE|",
+        formula="|RE ∩ RCE| / |RE|, RE the reference's entities, RCE the contexts'",
         params=(Param("match", "str", "normalized", "normalized | exact"),),
     ),
     _m(
         "retrieval_answer_recall",
         "context recall of a retrieval step against the reference answer",
         _GRAPHRAG,
+        formula="#reference-answer statements attributed to the step's texts / #statements",
+        citation=_RETRIEVAL_STEP_CITE,
     ),
     _m(
         "retrieval_answer_precision",
         "context precision of a retrieval step against the reference answer",
         _GRAPHRAG,
+        formula="Σ_k v_k·P@k / Σ_k v_k over the step's texts, v_k useful for the reference answer",
+        citation=_RETRIEVAL_STEP_CITE,
     ),
     _m(
         "retrieval_answer_f1",
         "F1 of retrieval_answer_recall and retrieval_answer_precision",
         _GRAPHRAG,
         formula="2PR/(P+R), 0 when both are 0; only when both parts are ok",
+        citation=_RETRIEVAL_STEP_CITE,
     ),
     _m(
         "retrieval_context_recall",
         "context recall of a retrieval step against the reference step's contexts",
         _GRAPHRAG,
+        formula="#statements of the reference step's texts attributed to the step's / #statements",
+        citation=_RETRIEVAL_STEP_CITE,
     ),
     _m(
         "retrieval_context_precision",
         "context precision of a retrieval step against the reference step's contexts",
         _GRAPHRAG,
+        formula="Σ_k v_k·P@k / Σ_k v_k over the step's texts, v_k useful for the reference texts",
+        citation=_RETRIEVAL_STEP_CITE,
     ),
     _m(
         "retrieval_context_f1",
         "F1 of retrieval_context_recall and retrieval_context_precision",
         _GRAPHRAG,
         formula="2PR/(P+R), 0 when both are 0; only when both parts are ok",
+        citation=_RETRIEVAL_STEP_CITE,
     ),
     _m(
         "rubric",

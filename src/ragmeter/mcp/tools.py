@@ -453,7 +453,8 @@ class OwnTools:
 
     def list_metrics(self, task: str | None = None) -> dict[str, Any]:
         """The metrics registry (ragmeter metrics --json), under "metrics": canonical name,
-        aliases, direction, range, reference, and whether an LLM or embeddings are needed.
+        aliases, direction, range, formula, literature citation, reference implementation, and
+        whether an LLM or embeddings are needed.
 
         task: only this task (retrieval, answers, grounded, judge, steps, ner, ...).
         """

@@ -1,5 +1,6 @@
 """What every section of the report needs: a metric's facts from the registry (direction, summary,
-range), the task order, per-sample details and records shortened for a table, chart specs.
+formula, citation, range), the task order, per-sample details and records shortened for a table,
+chart specs.
 """
 
 from __future__ import annotations
@@ -19,19 +20,34 @@ __all__ = [
     "parse_detail",
     "record_summary",
     "task_order_key",
+    "tooltip",
 ]
 
 
 @lru_cache(maxsize=4096)
-def _registry_info(task: str, metric: str) -> tuple[str, str, str, float | None, float | None]:
+def _registry_info(
+    task: str, metric: str
+) -> tuple[str, str, str, float | None, float | None, str, str]:
     from ragmeter import registry
 
     try:
         d = registry.resolve(metric, task=task).definition
     except Exception:  # engine not in this build, or a report key path the registry lacks
-        return ("higher", "", "sample", None, None)
+        return ("higher", "", "sample", None, None, "", "")
     lo, hi = d.range
-    return (d.direction, d.summary, d.level, lo, hi)
+    return (d.direction, d.summary, d.level, lo, hi, d.formula, d.citation)
+
+
+def tooltip(summary: str, formula: str, citation: str) -> str:
+    """A metric's hover text: what it is, what is computed, where the definition comes from
+    (one line each; browsers show the line breaks of a ``title``).
+
+    >>> print(tooltip("exact match", "max_g [n(p) = n(g)]", "Rajpurkar et al. 2016"))
+    exact match
+    = max_g [n(p) = n(g)]
+    Rajpurkar et al. 2016
+    """
+    return "\n".join(x for x in (summary, formula and f"= {formula}", citation) if x)
 
 
 def task_order_key(task: str) -> tuple[int, str]:
@@ -43,9 +59,10 @@ def task_order_key(task: str) -> tuple[int, str]:
 
 
 def metric_info(task: str, metric: str) -> dict[str, Any]:
-    """Direction, summary, level and range of a metric from the registry (the report keeps no
-    list of its own); unknown metrics count as higher-is-better sample-level values."""
-    direction, summary, level, lo, hi = _registry_info(task, metric)
+    """Direction, summary, formula, citation, level and range of a metric from the registry (the
+    report keeps no list of its own), and ``tooltip``, the three texts for a hover; unknown
+    metrics count as higher-is-better sample-level values."""
+    direction, summary, level, lo, hi, formula, citation = _registry_info(task, metric)
     if analysis.iprec_point(metric) is not None:
         lo, hi = 0.0, 1.0
     return {
@@ -54,6 +71,9 @@ def metric_info(task: str, metric: str) -> dict[str, Any]:
         "name": f"{task}.{metric}",
         "direction": direction,
         "summary": summary,
+        "formula": formula,
+        "citation": citation,
+        "tooltip": tooltip(summary, formula, citation),
         "level": level,
         "range": [lo, hi],
     }

@@ -387,6 +387,7 @@ def _comparisons(
             info = metric_info(c["task"], c["metric"])
             c = dict(c)
             c["direction"] = info["direction"]
+            c["tooltip"] = info["tooltip"]
             c["verdict"] = _comparison_verdict(c, info["direction"])
             c["ci_reason"] = analysis.ci_reason(c, (configs or {}).get(r["id"]))
             by_baseline.setdefault(c["baseline_run_id"], []).append(c)

@@ -21,6 +21,7 @@ from ragmeter import registry
 from ragmeter.runner import config as cfg
 from ragmeter.runner.gates import PROFILES
 from ragmeter.runner.judge_settings import NOT_CONFIGURED
+from ragmeter.runner.metrics_page import anchor
 from ragmeter.runner.tasks import get_adapter, task_names
 
 __all__ = ["render"]
@@ -85,7 +86,7 @@ def _metric_rows(task: str) -> list[str]:
         return ["", "*(this task's engine is not part of this build)*"]
     lines = [
         "",
-        f"{tdef.summary}",
+        f"{tdef.summary}. Formulas and citations: [metrics.md](metrics.md#{anchor(tdef.name)}).",
         "",
         "| metric | aliases | level | direction | default | needs | reference |",
         "|---|---|---|---|---|---|---|",

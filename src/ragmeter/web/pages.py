@@ -384,6 +384,7 @@ def sample_page(
                 "metric": v["metric"],
                 "name": info["name"],
                 "direction": info["direction"],
+                "tooltip": info["tooltip"],
                 "value": v["value"],
                 "status": v["status"],
                 **parse_detail(v["detail"]),
