@@ -16,6 +16,7 @@ __all__ = [
     "CORRECTIONS",
     "FAMILIES",
     "MISSING_POLICIES",
+    "SPLIT_METHODS",
     "TESTS",
     "TWO_SIDED",
     "MissingPolicy",
@@ -42,3 +43,6 @@ CI_METHODS = ("bca", "percentile", "basic")
 MissingPolicy = Literal["error", "fill", "intersect"]
 """What to do with a query one system lacks."""
 MISSING_POLICIES: tuple[str, ...] = get_args(MissingPolicy)
+
+SPLIT_METHODS = ("group_multifactor", "iterstrat", "sklearn_group")
+"""Methods of :func:`ragmeter.stats.datasets.split` (the first is the default)."""
