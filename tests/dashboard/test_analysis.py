@@ -156,3 +156,19 @@ def test_best_flags_and_iprec_and_bins():
     assert all(math.isclose(b - a, 0.05) for a, b in itertools.pairwise(edges))
     with pytest.raises(ValueError):
         analysis.bin_edges(0, 1, 0)
+
+
+def test_iprec_point_reads_the_retrieval_grammar():
+    """Every single-point IPrec name the retrieval engine resolves, and nothing else."""
+    from ragmeter import registry
+    from ragmeter.retrieval.names import NICKNAMES, parse_measures
+
+    official = [m.canonical for m in parse_measures(list(NICKNAMES["official"]))]
+    points = [n for n in official if analysis.iprec_point(n) is not None]
+    assert points == [f"IPrec@{r / 10:.1f}" for r in range(11)]
+    assert [analysis.iprec_point(n) for n in points] == [r / 10 for r in range(11)]
+    assert analysis.iprec_point("iprec_at_recall_0.20") == 0.2
+    # a name that is not one IPrec point, in any task, is None (the family names 11 values)
+    assert analysis.iprec_point("iprec_at_recall") is None
+    others = [m.name for t in registry.all_tasks() if t.name != "retrieval" for m in t.metrics]
+    assert others and all(analysis.iprec_point(n) is None for n in others)

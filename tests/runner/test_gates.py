@@ -105,6 +105,40 @@ def test_profiles_name_registry_metrics():
     assert len(PROFILES["heritage"]) == 11
 
 
+def test_grounded_profile_is_the_scorers_defaults_with_registry_directions():
+    """One home each: thresholds from `ragmeter grounded`, floor/ceiling from the registry."""
+    from ragmeter import registry
+    from ragmeter.answers.grounded import DEFAULT_GATES, score
+
+    assert DEFAULT_GATES == "precision=0.80,chr=0.75,under=0.05,over=0.10"
+    assert PROFILES["grounded"] == (
+        ("min", "grounded.precision", 0.80),
+        ("min", "grounded.chr", 0.75),
+        ("max", "grounded.under_refusal", 0.05),
+        ("max", "grounded.over_refusal", 0.10),
+    )
+    assert score.__kwdefaults__["gates"] == DEFAULT_GATES
+    for name in PROFILES:
+        for kind, metric, _ in PROFILES[name]:
+            direction = registry.resolve(metric).definition.direction
+            assert kind == ("max" if direction == "lower" else "min"), metric
+
+
+def test_grounded_gates_pass_by_registry_direction():
+    from ragmeter.answers.grounded_report import parse_gates
+
+    gates = {g.name: g for g in parse_gates("precision=0.8,chr=0.7,under=0.05,over=0.1,recall=0.5")}
+    assert {n: g.at_least for n, g in gates.items()} == {
+        "precision": True,
+        "chr": True,
+        "under": False,
+        "over": False,
+        "recall": True,
+    }
+    assert gates["under"].check(0.05) and not gates["under"].check(0.06)
+    assert gates["precision"].check(0.8) and not gates["precision"].check(0.79)
+
+
 @pytest.mark.parametrize("text", ["nDCG>0.5", "retrieval.nDCG@10 >= x", "no_regression:"])
 def test_bad_rule_text(text):
     with pytest.raises(UsageError, match="ragmeter gate: "):

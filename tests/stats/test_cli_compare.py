@@ -289,3 +289,51 @@ def test_per_sample_output_of_ragmeter_answers(tmp_path):
         data = json.loads(res.stdout)
         assert data["v1"]["scores"]["em"] == 9 / 15 and data["v2"]["scores"]["em"] == 14 / 15
         assert data["v2"]["win_tie_loss"]["v1"]["em"] == {"W": 6, "T": 8, "L": 1}
+
+
+def test_option_choices_are_the_engines(systems):
+    """The command offers and checks exactly the engine's tuples, and each one runs."""
+    from ragmeter.stats import dispatch
+    from ragmeter.stats_choices import ALTERNATIVES, CI_METHODS, CORRECTIONS, TESTS
+
+    assert (dispatch.TESTS, dispatch.CORRECTIONS) == (TESTS, CORRECTIONS)
+    import typer
+
+    from ragmeter.cli.app import build_app
+
+    command = typer.main.get_command(build_app()).commands["compare"]
+    helps = {p.opts[-1]: p.help for p in command.params if getattr(p, "help", None)}
+    assert helps["--test"] == "randomization | t | wilcoxon | bootstrap."
+    assert helps["--alternative"] == " | ".join(ALTERNATIVES) + "."
+    assert helps["--ci"] == "Bootstrap CI of each difference: " + " | ".join(CI_METHODS) + "."
+    assert helps["--correction"] == "holm (default) | bonferroni | bh | by | none."
+    bad = invoke(
+        "compare", "--per-sample", systems["bm25"], systems["dense"], "--ci", "studentized"
+    )
+    assert bad.code == 2
+    assert bad.stderr.startswith(
+        "ragmeter compare: --ci 'studentized' is not one of bca, percentile"
+    )
+    pair = ["--per-sample", systems["bm25"], systems["dense"], "--json", "--n-resamples", "99"]
+    for option, choices in (("--test", TESTS), ("--correction", CORRECTIONS)):
+        for choice in choices:
+            res = invoke("compare", *pair, option, choice)
+            assert res.code == 0, (option, choice, res.stderr)
+            settings = json.loads(res.stdout)["settings"]
+            assert settings[option[2:]] == choice
+
+
+def test_ultrarag_preset_uses_the_retrieval_grammars_cutoffs():
+    from ragmeter.cli.compare import ultrarag_metrics
+    from ragmeter.retrieval.names import ULTRARAG_KS
+
+    pairs = ultrarag_metrics()
+    assert ULTRARAG_KS == (1, 5, 10, 20, 50, 100)
+    assert pairs[:5] == [
+        ("map", "map"),
+        ("mrr", "recip_rank"),
+        ("ndcg@1", "ndcg_cut.1"),
+        ("P@1", "P.1"),
+        ("recall@1", "recall.1"),
+    ]
+    assert len(pairs) == 2 + 3 * len(ULTRARAG_KS) and pairs[-1] == ("recall@100", "recall.100")

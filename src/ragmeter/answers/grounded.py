@@ -40,6 +40,8 @@ __all__ = [
     "score",
 ]
 
+# the default thresholds, declared once: `ragmeter grounded` and the runner's "grounded" gate
+# profile (ragmeter.runner.gates) both read them
 DEFAULT_GATES = "precision=0.80,chr=0.75,under=0.05,over=0.10"
 REFUSAL_TOKEN = "not in context"
 MISSING_TRACE = ("answered", "refused", "error")

@@ -13,14 +13,24 @@ from ragmeter.views import ReportViews
 
 __all__ = ["Gate", "GroundedReport", "GroundedWarning", "parse_gates"]
 
-# gate name → (output key, passes when value >= threshold?)
+# gate name → output key; a gate is a floor or a ceiling by the metric's direction in the
+# registry (under_refusal and over_refusal are "lower")
 _GATES = {
-    "precision": ("precision", True),
-    "chr": ("chr", True),
-    "under": ("under_refusal", False),
-    "over": ("over_refusal", False),
-    "recall": ("recall@k", True),
+    "precision": "precision",
+    "chr": "chr",
+    "under": "under_refusal",
+    "over": "over_refusal",
+    "recall": "recall@k",
 }
+
+
+def _at_least(key: str) -> bool:
+    """Whether the gate on output ``key`` passes at or above its threshold (else at or below)."""
+    from ragmeter import registry
+
+    return registry.resolve(key, task="grounded").definition.direction != "lower"
+
+
 _OUTPUT_KEYS = ("precision", "chr", "under_refusal", "over_refusal", "recall@k")
 
 
@@ -86,8 +96,8 @@ def parse_gates(gates: str | Mapping[str, Any] | None) -> list[Gate]:
             threshold = float("nan")
         if not (threshold == threshold and abs(threshold) != float("inf")):
             raise UsageError(f"gate {name}={value!r} is not a number (expected e.g. {name}=0.80)")
-        key, at_least = _GATES[name]
-        out.append(Gate(name, key, threshold, value, at_least))
+        key = _GATES[name]
+        out.append(Gate(name, key, threshold, value, _at_least(key)))
     return out
 
 

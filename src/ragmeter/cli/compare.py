@@ -36,19 +36,30 @@ from ragmeter.executors.options import (
     WorkerMemoryOpt,
     WorkersOpt,
 )
+from ragmeter.stats_choices import (
+    ALTERNATIVES,
+    CI_METHODS,
+    CORRECTIONS,
+    FAMILIES,
+    MISSING_POLICIES,
+    TESTS,
+    TWO_SIDED,
+)
 
 if TYPE_CHECKING:
     from ragmeter.stats.compare import ComparisonReport
 
 COMMAND = "compare"
-TESTS = ("randomization", "t", "wilcoxon", "bootstrap")
 FORMATS = ("table", "markdown", "latex", "ultrarag", "json")
-ULTRARAG_KS = (1, 5, 10, 20, 50, 100)
 
 
 def ultrarag_metrics() -> list[tuple[str, str]]:
     """(UltraRAG output key, retrieval metric) of UltraRAG's ``evaluate_trec_pvalue`` preset:
-    MAP, MRR, then nDCG, precision and recall at 1, 5, 10, 20, 50 and 100."""
+    MAP, MRR, then nDCG, precision and recall at each cutoff of the retrieval grammar's
+    ``ultrarag`` preset (1, 5, 10, 20, 50 and 100)."""
+    # imported here: the command line starts without the retrieval engine's grammar
+    from ragmeter.retrieval.names import ULTRARAG_KS
+
     out = [("map", "map"), ("mrr", "recip_rank")]
     for k in ULTRARAG_KS:
         out += [
@@ -57,6 +68,11 @@ def ultrarag_metrics() -> list[tuple[str, str]]:
             (f"recall@{k}", f"recall.{k}"),
         ]
     return out
+
+
+def _alternatives(choices: tuple[str, ...], default: str | None = None) -> str:
+    """``a | b (default) | c``: an option's choices as its help lists them."""
+    return " | ".join(f"{c} (default)" if c == default else c for c in choices)
 
 
 def _choice(value: str | None, allowed: tuple[str, ...], option: str) -> str | None:
@@ -334,31 +350,31 @@ def register(app: typer.Typer) -> None:
                 "default sqlite:///.ragmeter/ragmeter.db). Selects stored-run mode.",
             ),
         ] = None,
-        test: str = typer.Option(
-            "randomization", "--test", help="randomization | t | wilcoxon | bootstrap."
-        ),
+        test: str = typer.Option("randomization", "--test", help=f"{_alternatives(TESTS)}."),
         correction: str | None = typer.Option(
-            None, "--correction", help="holm (default) | bonferroni | bh | by | none."
+            None, "--correction", help=f"{_alternatives(CORRECTIONS, 'holm')}."
         ),
-        family: str = typer.Option("per_metric", "--family", help="per_metric | all."),
+        family: str = typer.Option("per_metric", "--family", help=f"{_alternatives(FAMILIES)}."),
         alpha: float | None = typer.Option(
             None, "--alpha", help="Significance level (default 0.05; 0.01 with --ranx)."
         ),
         alternative: str = typer.Option(
-            "two-sided", "--alternative", help="two-sided | greater | less."
+            "two-sided", "--alternative", help=f"{_alternatives(ALTERNATIVES)}."
         ),
         seed: int = typer.Option(42, "--seed", help="Seed of every random draw."),
         n_resamples: int | None = typer.Option(
             None, "--n-resamples", help="Resamples (default 9999; 10000 with --ultrarag)."
         ),
-        two_sided: str = typer.Option("abs", "--two-sided", help="abs | double (scipy)."),
+        two_sided: str = typer.Option(
+            "abs", "--two-sided", help=f"{_alternatives(TWO_SIDED)} (scipy)."
+        ),
         ci: str | None = typer.Option(
-            None, "--ci", help="Bootstrap CI of each difference: bca | percentile | basic."
+            None, "--ci", help=f"Bootstrap CI of each difference: {_alternatives(CI_METHODS)}."
         ),
         missing: str | None = typer.Option(
             None,
             "--missing",
-            help="error (default) | fill | intersect: queries a system "
+            help=f"{_alternatives(MISSING_POLICIES, 'error')}: queries a system "
             "lacks (fill 0.0 with --ultrarag).",
         ),
         fill_value: float | None = typer.Option(
@@ -416,12 +432,12 @@ def register(app: typer.Typer) -> None:
         )
         _choice(test, TESTS, "--test")
         _choice(fmt, FORMATS, "--format")
-        _choice(family, ("per_metric", "all"), "--family")
-        _choice(alternative, ("two-sided", "greater", "less"), "--alternative")
-        _choice(two_sided, ("abs", "double"), "--two-sided")
-        _choice(ci, ("bca", "percentile", "basic"), "--ci")
-        _choice(missing, ("error", "fill", "intersect"), "--missing")
-        _choice(correction, ("holm", "bonferroni", "bh", "by", "none"), "--correction")
+        _choice(family, FAMILIES, "--family")
+        _choice(alternative, ALTERNATIVES, "--alternative")
+        _choice(two_sided, TWO_SIDED, "--two-sided")
+        _choice(ci, CI_METHODS, "--ci")
+        _choice(missing, MISSING_POLICIES, "--missing")
+        _choice(correction, CORRECTIONS, "--correction")
         chosen = [f for f, on in (("json", as_json), ("latex", latex)) if on]
         if fmt is not None:
             chosen.append(fmt)

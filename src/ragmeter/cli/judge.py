@@ -198,16 +198,14 @@ def register(app: typer.Typer) -> None:
         ):
             _check_number(flag, value, low, strict=strict)
 
-        if structured is not None and structured not in (
-            "auto",
-            "json_schema",
-            "json_object",
-            "prompt",
-        ):
-            raise UsageError(
-                f"--structured {structured!r} (expected auto, json_schema, json_object or prompt)",
-                command="judge",
-            )
+        if structured is not None:
+            from ragmeter.judge.config import STRUCTURED_MODES
+
+            if structured not in STRUCTURED_MODES:
+                expected = f"{', '.join(STRUCTURED_MODES[:-1])} or {STRUCTURED_MODES[-1]}"
+                raise UsageError(
+                    f"--structured {structured!r} (expected {expected})", command="judge"
+                )
         if no_claims_as is not None and no_claims_as not in (0.0, 1.0):
             raise UsageError(f"--no-claims-as {no_claims_as:g} (expected 0 or 1)", command="judge")
         if fmt not in ("ragmeter", "graphrag"):

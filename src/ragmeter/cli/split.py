@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from ragmeter.errors import UsageError
+from ragmeter.stats_choices import SPLIT_METHODS
 
 COMMAND = "split"
 
@@ -208,7 +209,7 @@ def register(app: typer.Typer) -> None:
             help="Move a group into a split that lacks a value carried by enough groups.",
         ),
         method: str = typer.Option(
-            "group_multifactor", "--method", help="group_multifactor | iterstrat | sklearn_group."
+            SPLIT_METHODS[0], "--method", help=f"{' | '.join(SPLIT_METHODS)}."
         ),
         primary_factor: str | None = typer.Option(
             None, "--primary-factor", help="sklearn_group: the one factor it balances."

@@ -5,6 +5,9 @@ whose size depends on an earlier reply, such as the statements of faithfulness),
 first-stage calls are already in the cache, the estimated prompt and output tokens, the USD
 range and whether ``--max-cost`` would stop the run. Cached calls cost nothing and are left
 out of the USD range. Nothing is sent.
+
+The stages counted here (prompts, first stages, batch sizes) are the pipelines' own
+declarations (:mod:`ragmeter.judge.metrics.plan`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,19 @@ from ragmeter.judge import prompts
 from ragmeter.judge.config import JudgeConfig, is_local_endpoint
 from ragmeter.judge.ledger import Price, PriceTable, count_text_tokens, estimate_prompt_tokens
 from ragmeter.judge.metrics._common import Sample, blank, texts
+from ragmeter.judge.metrics.plan import (
+    ANSWER_CORRECTNESS,
+    ANSWER_RELEVANCE,
+    CONTEXT_ENTITY_RECALL,
+    CONTEXT_PRECISION,
+    CONTEXT_RECALL,
+    CONTEXT_UTILIZATION,
+    FAITHFULNESS,
+    MAX_STATEMENTS,
+    RUBRIC,
+    Stage,
+    StatementStages,
+)
 from ragmeter.judge.schemas import (
     claims_spec,
     entities_spec,
@@ -110,49 +126,49 @@ def _sentences(text: str) -> int:
 
 
 def _call(
-    prompt_id: str,
+    stage: Stage,
     values: dict[str, Any],
     *,
     items: int = 0,
     lo: int = 1,
     hi: int = 1,
-    first: bool = False,
     exact: bool = True,
     schema: dict[str, Any] | None = None,
 ) -> _Planned:
-    prompt = prompts.get(prompt_id)
+    prompt = prompts.get(stage.prompt_id)
     messages = prompt.render(values)
     return _Planned(
-        prompt_id,
+        stage.prompt_id,
         lo,
         hi,
         estimate_prompt_tokens(messages),
         prompt.estimate_output(values, items),
-        first,
+        stage.first,
         messages if exact else None,
         schema,
     )
 
 
 def _statement_stages(
-    stage1: str,
-    stage2: str,
-    kind: str,
+    stages: StatementStages,
     values: dict[str, Any],
     text: str,
     contexts: Sequence[str],
     extra: dict[str, Any],
 ) -> list[_Planned]:
-    out = [_call(stage1, values, first=True, schema=statements_spec().schema)]
+    out = [_call(stages.extract, values, schema=statements_spec(MAX_STATEMENTS).schema)]
     if contexts:
+        # the statement count is only known from the first reply: one sentence each at least,
+        # two at most, within the extraction's limit
         m = _sentences(text)
-        m_hi = min(50, 2 * m)
+        m_hi = min(MAX_STATEMENTS, 2 * m)
+        batch = stages.verify.batch or 1
         stmt_tokens = count_text_tokens(text)
         ctx_block = prompts.Raw(
             "\n".join(prompts.block("context", c, n=i + 1) for i, c in enumerate(contexts))
         )
         probe = {**extra, "contexts": ctx_block, "statements": prompts.Raw("")}
-        p2 = _call(stage2, probe, items=m, exact=False, lo=1, hi=math.ceil(m_hi / 20))
+        p2 = _call(stages.verify, probe, items=m, exact=False, lo=1, hi=math.ceil(m_hi / batch))
         p2.prompt_tokens += stmt_tokens + 12 * m
         out.append(p2)
     return out
@@ -169,9 +185,8 @@ def plan_calls(
             return []
         return [
             _call(
-                "answer_correctness.claims",
+                ANSWER_CORRECTNESS,
                 {"question": q, "reference": s.reference, "answer": s.answer},
-                first=True,
                 schema=claims_spec().schema,
             )
         ]
@@ -182,21 +197,19 @@ def plan_calls(
         if config.independent:
             return [
                 _call(
-                    "answer_relevance.questions",
+                    ANSWER_RELEVANCE,
                     {"answer": s.answer, "n": 1},
                     items=1,
                     lo=n,
                     hi=n,
-                    first=True,
                     exact=False,
                 )
             ]
         return [
             _call(
-                "answer_relevance.questions",
+                ANSWER_RELEVANCE,
                 {"answer": s.answer, "n": n},
                 items=n,
-                first=True,
                 schema=questions_spec(n).schema,
             )
         ]
@@ -204,9 +217,7 @@ def plan_calls(
         if blank(s.answer):
             return []
         return _statement_stages(
-            "faithfulness.statements",
-            "faithfulness.verify",
-            "faithfulness",
+            FAITHFULNESS,
             {"question": q, "answer": s.answer},
             str(s.answer),
             chunks,
@@ -217,16 +228,16 @@ def plan_calls(
         key = "answer" if pipe == "context_utilization" else "reference"
         if not chunks or blank(target):
             return []
-        size = 1 if per_chunk else 10
+        stage = CONTEXT_UTILIZATION if pipe == "context_utilization" else CONTEXT_PRECISION
+        size = 1 if per_chunk else stage.batch or 1
         out = []
         for start in range(0, len(chunks), size):
             sent = chunks[start : start + size]
             out.append(
                 _call(
-                    f"{pipe}.usefulness",
+                    stage,
                     {"question": q, key: target, "chunks": prompts.numbered("chunk", sent)},
                     items=len(sent),
-                    first=True,
                     schema=verdicts_spec("usefulness", len(sent)).schema,
                 )
             )
@@ -235,9 +246,7 @@ def plan_calls(
         if blank(s.reference):
             return []
         return _statement_stages(
-            "context_recall.statements",
-            "context_recall.attribute",
-            "attribution",
+            CONTEXT_RECALL,
             {"question": q, "reference": s.reference},
             str(s.reference),
             chunks,
@@ -246,26 +255,18 @@ def plan_calls(
     if pipe == "context_entity_recall":
         if blank(s.reference):
             return []
-        out = [
-            _call(
-                "context_entity_recall.entities",
-                {"text": s.reference},
-                first=True,
-                schema=entities_spec().schema,
-            )
-        ]
+        entities = CONTEXT_ENTITY_RECALL
+        out = [_call(entities.reference, {"text": s.reference}, schema=entities_spec().schema)]
         if chunks:
             if per_chunk:
                 out.extend(
-                    _call(
-                        "context_entity_recall.entities", {"text": c}, schema=entities_spec().schema
-                    )
+                    _call(entities.contexts, {"text": c}, schema=entities_spec().schema)
                     for c in chunks
                 )
             else:
                 out.append(
                     _call(
-                        "context_entity_recall.entities",
+                        entities.contexts,
                         {"text": "\n".join(chunks)},
                         schema=entities_spec().schema,
                     )
@@ -302,10 +303,9 @@ def plan_calls(
         }
         return [
             _call(
-                "rubric.score",
+                RUBRIC.score,
                 values,
                 items=len(steps),
-                first=True,
                 exact=bool(rubric.steps),
                 schema=rubric_score_spec(len(steps), *rubric.scale).schema,
             )
@@ -376,7 +376,7 @@ def estimate(
                 ot_hi += paid_hi * c.output_tokens
         if pipe.startswith("rubric:"):
             rubric = {r.name: r for r in config.rubrics}[pipe.split(":", 1)[1]]
-            if not rubric.steps:
+            if not rubric.steps:  # RUBRIC.steps: generated once per run, not per sample
                 me.calls_lo += 1
                 me.calls_hi += 1
         me.prompt_tokens, me.output_tokens = pt_hi, ot_hi

@@ -27,8 +27,6 @@ __all__ = ["FAMILIES", "CompatTools", "saved_name"]
 
 #: UltraRAG's retrieval metric families, in the order its ``evaluate_trec`` documents them.
 FAMILIES = ("mrr", "map", "recall", "ndcg", "precision")
-#: The default cutoffs of UltraRAG's ``parameter.yaml``.
-KS = (1, 5, 10, 20, 50, 100)
 #: ``evaluate_trec_pvalue``'s default family order (UltraRAG's, with ``mrr`` really included).
 PVALUE_FAMILIES = ("recall", "ndcg", "precision", "map", "mrr")
 _TREC_NAME = {"mrr": "recip_rank", "map": "map", "ndcg": "ndcg_cut", "precision": "P"}
@@ -74,7 +72,10 @@ def _families(metrics: Sequence[str] | None, default: Sequence[str], tool: str) 
 
 def _cutoffs(ks: Sequence[int] | None, tool: str) -> list[int]:
     if ks is None or len(ks) == 0:
-        return list(KS)
+        # the default cutoffs of UltraRAG's parameter.yaml: the retrieval grammar's preset
+        from ragmeter.retrieval.names import ULTRARAG_KS
+
+        return list(ULTRARAG_KS)
     bad = [k for k in ks if isinstance(k, bool) or not isinstance(k, int) or k < 1]
     if bad:
         raise UsageError(f"{tool}: ks must be integers ≥ 1, not {bad[0]!r}", command="mcp")

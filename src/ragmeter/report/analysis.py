@@ -8,8 +8,8 @@ Holm correction for the compare page.
 
 from __future__ import annotations
 
+import functools
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -29,22 +29,36 @@ __all__ = [
 INVALID_LABEL = "__INVALID__"
 """The extraction engine's sentinel for a predicted label outside the label set."""
 
-_IPREC = re.compile(r"^(?:IPrec@|iprec_at_recall[._])(\d+(?:\.\d+)?)$")
 
-
+@functools.lru_cache(maxsize=4096)
 def iprec_point(metric: str) -> float | None:
     """The recall level of an interpolated-precision metric name, else ``None``.
 
-    Accepts the canonical ``IPrec@r`` and trec_eval's ``iprec_at_recall_r`` spellings.
+    The name is read by the retrieval grammar through the registry, so every spelling it
+    resolves to one point counts: the canonical ``IPrec@r``, trec_eval's ``iprec_at_recall_r``
+    and ``iprec_at_recall.r``. Pages ask once per metric row, hence the cache.
 
     >>> iprec_point("IPrec@0.3"), iprec_point("iprec_at_recall_1.00"), iprec_point("P@5")
     (0.3, 1.0, None)
+    >>> iprec_point("answers.f1"), iprec_point("iprec_at_recall"), iprec_point("IPrec@1.5")
+    (None, None, None)
     """
-    m = _IPREC.match(metric)
-    if m is None:
+    from ragmeter import registry
+    from ragmeter.errors import UsageError
+
+    try:
+        hit = registry.resolve(metric, task="retrieval")
+    except UsageError:  # unknown, several points, or no retrieval engine in this build
         return None
-    r = float(m.group(1))
+    if hit.definition.name != _IPREC_FAMILY or "r" not in hit.params:
+        return None
+    r = float(hit.params["r"])
+    # trec_eval takes any real point, but a precision-recall curve runs over recall 0..1
     return r if 0.0 <= r <= 1.0 else None
+
+
+_IPREC_FAMILY = "IPrec@r"
+"""The registry's entry of trec_eval's ``iprec_at_recall`` family."""
 
 
 def best_flags(values: Sequence[float | None], direction: str) -> list[bool]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -33,29 +33,66 @@ __all__ = [
 
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 
-PROFILES: dict[str, tuple[tuple[str, str, float], ...]] = {
+
+def _heritage() -> tuple[tuple[str, float], ...]:
     # the heritage targets table (docs/extraction.md), without its unsourced "state of the art"
-    "heritage": (
-        ("min", "ner.overall.strict.f1", 0.85),
-        ("min", "ner.overall.type.f1", 0.90),
-        ("min", "classification.accuracy", 0.80),
-        ("min", "classification.macro.f1", 0.75),
-        ("min", "linking.ranking.hits@1", 0.70),
-        ("min", "linking.ranking.mrr", 0.75),
-        ("min", "linking.nil.f1", 0.65),
-        ("min", "retrieval.nDCG@10", 0.60),
-        ("min", "retrieval.RR", 0.55),
-        ("min", "judge.faithfulness", 0.80),
-        ("min", "judge.answer_relevance", 0.75),
-    ),
-    # the defaults of `ragmeter grounded` (docs/answers.md)
-    "grounded": (
-        ("min", "grounded.precision", 0.80),
-        ("min", "grounded.chr", 0.75),
-        ("max", "grounded.under_refusal", 0.05),
-        ("max", "grounded.over_refusal", 0.10),
-    ),
-}
+    return (
+        ("ner.overall.strict.f1", 0.85),
+        ("ner.overall.type.f1", 0.90),
+        ("classification.accuracy", 0.80),
+        ("classification.macro.f1", 0.75),
+        ("linking.ranking.hits@1", 0.70),
+        ("linking.ranking.mrr", 0.75),
+        ("linking.nil.f1", 0.65),
+        ("retrieval.nDCG@10", 0.60),
+        ("retrieval.RR", 0.55),
+        ("judge.faithfulness", 0.80),
+        ("judge.answer_relevance", 0.75),
+    )
+
+
+def _grounded() -> tuple[tuple[str, float], ...]:
+    # the defaults of `ragmeter grounded` (docs/answers.md), read from the scorer itself
+    from ragmeter.answers.grounded import DEFAULT_GATES
+    from ragmeter.answers.grounded_report import parse_gates
+
+    return tuple((f"grounded.{g.key}", g.threshold) for g in parse_gates(DEFAULT_GATES))
+
+
+def _kind(metric: str) -> str:
+    """``min`` (a floor) or ``max`` (a ceiling): the metric's direction in the registry."""
+    from ragmeter import registry
+
+    try:
+        direction = registry.resolve(metric).definition.direction
+    except registry.UnknownMetricError:  # the engine is not in this build: the rule will SKIP
+        direction = "higher"
+    return "max" if direction == "lower" else "min"
+
+
+class _Profiles(Mapping[str, tuple[tuple[str, str, float], ...]]):
+    """Profiles built on first use: their kinds need the registry, their sources the engines."""
+
+    def __init__(self, sources: Mapping[str, Callable[[], tuple[tuple[str, float], ...]]]):
+        self._sources = dict(sources)
+        self._built: dict[str, tuple[tuple[str, str, float], ...]] = {}
+
+    def __getitem__(self, name: str) -> tuple[tuple[str, str, float], ...]:
+        if name not in self._built:
+            source = self._sources[name]
+            self._built[name] = tuple((_kind(m), m, t) for m, t in source())
+        return self._built[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sources)
+
+    def __len__(self) -> int:
+        return len(self._sources)
+
+
+PROFILES: Mapping[str, tuple[tuple[str, str, float], ...]] = _Profiles(
+    {"heritage": _heritage, "grounded": _grounded}
+)
 """Built-in gate profiles: (kind, task.metric, threshold)."""
 
 

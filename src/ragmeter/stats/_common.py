@@ -10,6 +10,7 @@ import numpy as np
 from ragmeter.result import ordered_mean
 from ragmeter.stats.effect import effect_sizes
 from ragmeter.stats.paired import Paired
+from ragmeter.stats_choices import ALTERNATIVES
 
 __all__ = [
     "ALTERNATIVES",
@@ -21,8 +22,6 @@ __all__ = [
     "check_seed",
     "effect_fields",
 ]
-
-ALTERNATIVES = ("two-sided", "greater", "less")
 
 
 def check_alternative(alternative: str) -> str:

@@ -25,10 +25,10 @@ from ragmeter.stats._common import (
 )
 from ragmeter.stats.paired import MissingPolicy, Paired, as_paired
 from ragmeter.stats.result import ConfidenceInterval, TestResult, finite_or_none, is_significant
+from ragmeter.stats_choices import CI_METHODS
 
 __all__ = ["CI_METHODS", "bootstrap_ci", "bootstrap_test"]
 
-CI_METHODS = ("bca", "percentile", "basic")
 _EPS = float(np.finfo(np.float64).eps)
 
 

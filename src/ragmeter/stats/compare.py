@@ -22,7 +22,6 @@ from ragmeter.stats._common import (
     check_seed,
 )
 from ragmeter.stats.compare_report import (
-    FAMILIES,
     LETTERS,
     RANX_SUPERSCRIPTS,
     RESERVED_NAMES,
@@ -44,6 +43,7 @@ from ragmeter.stats.paired import (
     check_magnitude,
 )
 from ragmeter.stats.result import TestResult, versions
+from ragmeter.stats_choices import CI_METHODS, FAMILIES
 
 if TYPE_CHECKING:
     from ragmeter.result import Result
@@ -212,7 +212,7 @@ def compare(
     check_alternative(alternative)
     n_resamples = check_n_resamples(n_resamples)
     seed = check_seed(seed)
-    if ci is not None and ci not in ("bca", "percentile", "basic"):
+    if ci is not None and ci not in CI_METHODS:
         raise ValueError(f"ci={ci!r} (expected None, 'bca', 'percentile' or 'basic')")
     first = scores[systems[0]]
     metric_names = list(metrics) if metrics is not None else list(first)

@@ -17,7 +17,6 @@ from ragmeter.views import require_pandas
 if TYPE_CHECKING:
     import pandas as pd
 
-FAMILIES = ("per_metric", "all")
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 SUPERSCRIPTS = "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ𐞥ʳˢᵗᵘᵛʷˣʸᶻ"
 # ranx 0.3.21 prints U+06F9 (an Extended Arabic-Indic digit nine) for q; kept in ranx_compat

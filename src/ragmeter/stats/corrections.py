@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragmeter.stats.result import is_significant
+from ragmeter.stats_choices import CORRECTIONS
 
 __all__ = [
     "CORRECTIONS",
@@ -22,7 +23,6 @@ __all__ = [
     "holm",
 ]
 
-CORRECTIONS = ("holm", "bonferroni", "bh", "by", "none")
 _ALIASES = {
     "fdr_bh": "bh",
     "benjamini-hochberg": "bh",

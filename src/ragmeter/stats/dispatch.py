@@ -5,10 +5,29 @@ from __future__ import annotations
 from typing import Any
 
 from ragmeter.stats.result import TestResult
+from ragmeter.stats_choices import (
+    ALTERNATIVES,
+    CI_METHODS,
+    CORRECTIONS,
+    FAMILIES,
+    MISSING_POLICIES,
+    TESTS,
+    TWO_SIDED,
+)
 
-__all__ = ["TESTS", "paired_test"]
-
-TESTS = ("randomization", "t", "wilcoxon", "bootstrap")
+# the option choices are declared in ragmeter.stats_choices (light enough for the command line)
+# and exposed here beside the tests they configure
+__all__ = [
+    "ALTERNATIVES",
+    "CI_METHODS",
+    "CORRECTIONS",
+    "FAMILIES",
+    "MISSING_POLICIES",
+    "TESTS",
+    "TWO_SIDED",
+    "canonical_test",
+    "paired_test",
+]
 _ALIASES = {
     "permutation": "randomization",
     "fisher": "randomization",

@@ -10,11 +10,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from ragmeter.errors import InputError
+from ragmeter.stats_choices import MISSING_POLICIES, MissingPolicy
 
 __all__ = [
     "AlignmentReport",
@@ -24,9 +25,6 @@ __all__ = [
     "align_positional",
     "as_paired",
 ]
-
-MissingPolicy = Literal["error", "fill", "intersect"]
-MISSING_POLICIES = ("error", "fill", "intersect")
 
 
 class MissingQueriesError(InputError):

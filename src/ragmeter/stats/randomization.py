@@ -18,6 +18,7 @@ from ragmeter.stats._common import (
 from ragmeter.stats._signflip import Patterns, exact_integer_columns, iter_kept_sums, unpack_bits
 from ragmeter.stats.paired import MissingPolicy, Paired, as_paired
 from ragmeter.stats.result import TestResult, is_significant
+from ragmeter.stats_choices import TWO_SIDED
 
 __all__ = [
     "TWO_SIDED",
@@ -27,7 +28,6 @@ __all__ = [
     "signflip_pvalues",
 ]
 
-TWO_SIDED = ("abs", "double")
 _EPS = float(np.finfo(np.float64).eps)
 
 Statistic = str | Callable[[np.ndarray, np.ndarray], Any]

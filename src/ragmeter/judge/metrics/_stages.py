@@ -1,6 +1,7 @@
 """Stages shared by several metrics: statement extraction and verification against contexts.
 
-Verification sends statements in batches of at most 20 (docs/judge.md) and, when
+Verification sends statements in batches (:data:`~ragmeter.judge.metrics.plan.STATEMENT_BATCH`,
+docs/judge.md) and, when
 ``max_input_tokens`` is configured, splits the contexts into consecutive groups that fit; every
 statement is then checked against every group and the group verdicts are combined.
 """
@@ -13,19 +14,18 @@ from typing import Any
 from ragmeter.judge import prompts
 from ragmeter.judge.ledger import count_text_tokens, estimate_prompt_tokens
 from ragmeter.judge.metrics._common import batches
+from ragmeter.judge.metrics.plan import MAX_STATEMENTS, STATEMENT_BATCH, Stage
 from ragmeter.judge.runtime import Ctx, JudgeRuntime, Stop
 from ragmeter.judge.schemas import statements_spec, verdicts_spec
 
 __all__ = ["STATEMENT_BATCH", "context_groups", "extract_statements", "verify"]
 
-STATEMENT_BATCH = 20
-
 
 async def extract_statements(
-    rt: JudgeRuntime, prompt_id: str, values: dict[str, Any], ctx: Ctx
+    rt: JudgeRuntime, stage: Stage, values: dict[str, Any], ctx: Ctx
 ) -> list[str]:
     """Stage 1: the statements of a text; raises :class:`Stop` on a judge failure."""
-    out = await rt.call(prompts.get(prompt_id), values, statements_spec(), ctx)
+    out = await rt.call(prompts.get(stage.prompt_id), values, statements_spec(MAX_STATEMENTS), ctx)
     if not out.ok:
         raise Stop(out.status, out.detail)
     return [s.strip() for s in out.value.statements]
@@ -68,19 +68,19 @@ def context_groups(
 
 async def verify(
     rt: JudgeRuntime,
-    prompt_id: str,
-    kind: str,
+    stage: Stage,
     values: dict[str, Any],
     contexts: Sequence[str],
     statements: Sequence[str],
     ctx: Ctx,
 ) -> list[list[Any]]:
     """Stage 2: for each statement, the verdict objects of every context group (in order)."""
-    prompt = prompts.get(prompt_id)
+    prompt = prompts.get(stage.prompt_id)
+    kind = stage.kind or ""
     per_statement: list[list[Any]] = [[] for _ in statements]
-    for batch in batches(len(statements), STATEMENT_BATCH):
+    for batch in batches(len(statements), stage.batch or STATEMENT_BATCH):
         batch_statements = [statements[i] for i in batch]
-        for group in context_groups(rt, prompt_id, values, contexts, batch_statements):
+        for group in context_groups(rt, stage.prompt_id, values, contexts, batch_statements):
             ctx_block = prompts.Raw(
                 "\n".join(prompts.block("context", contexts[i], n=i + 1) for i in group)
                 or "(no contexts)"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ragmeter import status as st
 from ragmeter.judge import prompts
 from ragmeter.judge.metrics._common import Options, Outcome, Part, Sample, blank, f1_score
+from ragmeter.judge.metrics.plan import ANSWER_CORRECTNESS
 from ragmeter.judge.runtime import Ctx, JudgeRuntime
 from ragmeter.judge.schemas import claims_spec
 
@@ -54,7 +55,7 @@ async def judge_answer_correctness(
     if blank(sample.answer):
         return _no_claims("empty answer")
     out = await rt.call(
-        prompts.get("answer_correctness.claims"),
+        prompts.get(ANSWER_CORRECTNESS.prompt_id),
         {"question": sample.question or "", "reference": sample.reference, "answer": sample.answer},
         claims_spec(),
         ctx,

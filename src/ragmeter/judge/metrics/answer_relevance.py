@@ -15,6 +15,7 @@ import numpy as np
 from ragmeter import status as st
 from ragmeter.judge import prompts
 from ragmeter.judge.metrics._common import Options, Outcome, Sample, blank, single
+from ragmeter.judge.metrics.plan import ANSWER_RELEVANCE
 from ragmeter.judge.runtime import Ctx, JudgeRuntime
 from ragmeter.judge.schemas import questions_spec
 
@@ -68,7 +69,7 @@ async def judge_answer_relevance(
     if blank(sample.question):
         return single(NAME, st.NO_CLAIMS, "empty question")
     n = opts.relevance_questions
-    prompt = prompts.get("answer_relevance.questions")
+    prompt = prompts.get(ANSWER_RELEVANCE.prompt_id)
     if opts.independent:
         questions: list[str] = []
         noncommittal = False

@@ -1,7 +1,8 @@
 """``context_precision`` and ``context_utilization``: AP over judged-useful chunks.
 
 Each chunk, in rank order, is judged useful or not for reaching the reference answer (or, for
-``context_utilization``, the generated answer). Up to 10 chunks go in one call; with
+``context_utilization``, the generated answer). Up to 10 chunks go in one call
+(:data:`~ragmeter.judge.metrics.plan.CHUNK_BATCH`); with
 ``per_chunk`` every chunk gets its own call, RAGAS-style.
 """
 
@@ -12,12 +13,11 @@ from collections.abc import Sequence
 from ragmeter import status as st
 from ragmeter.judge import prompts
 from ragmeter.judge.metrics._common import Options, Outcome, Sample, batches, blank, single, texts
+from ragmeter.judge.metrics.plan import CHUNK_BATCH, CONTEXT_PRECISION, CONTEXT_UTILIZATION, Stage
 from ragmeter.judge.runtime import Ctx, JudgeRuntime, Stop
 from ragmeter.judge.schemas import verdicts_spec
 
-__all__ = ["average_precision", "judge_context_precision", "usefulness"]
-
-CHUNK_BATCH = 10
+__all__ = ["CHUNK_BATCH", "average_precision", "judge_context_precision", "usefulness"]
 
 
 def average_precision(*, useful: Sequence[bool | int]) -> float:
@@ -47,7 +47,7 @@ def average_precision(*, useful: Sequence[bool | int]) -> float:
 
 async def usefulness(
     rt: JudgeRuntime,
-    prompt_id: str,
+    stage: Stage,
     values: dict[str, str],
     chunks: Sequence[str],
     ctx: Ctx,
@@ -55,9 +55,9 @@ async def usefulness(
     per_chunk: bool,
 ) -> list[dict[str, object]]:
     """One ``{index, useful, reason}`` per chunk, in rank order; raises :class:`Stop`."""
-    prompt = prompts.get(prompt_id)
+    prompt = prompts.get(stage.prompt_id)
     out_verdicts: list[dict[str, object]] = []
-    for batch in batches(len(chunks), 1 if per_chunk else CHUNK_BATCH):
+    for batch in batches(len(chunks), 1 if per_chunk else stage.batch or CHUNK_BATCH):
         sent = [chunks[i] for i in batch]
         out = await rt.call(
             prompt,
@@ -89,7 +89,7 @@ async def judge_context_precision(
     try:
         verdicts = await usefulness(
             rt,
-            f"{name}.usefulness",
+            CONTEXT_UTILIZATION if utilization else CONTEXT_PRECISION,
             {"question": sample.question or "", key: str(target)},
             chunks,
             ctx,

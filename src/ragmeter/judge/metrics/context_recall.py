@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from ragmeter import status as st
 from ragmeter.judge.metrics._common import Options, Outcome, Sample, blank, single, texts
 from ragmeter.judge.metrics._stages import extract_statements, verify
+from ragmeter.judge.metrics.plan import CONTEXT_RECALL
 from ragmeter.judge.runtime import Ctx, JudgeRuntime, Stop
 
 __all__ = ["attribution_recall", "judge_context_recall", "recall_stages"]
@@ -36,15 +37,14 @@ async def recall_stages(
         return st.NO_CLAIMS, "empty reference", None, None
     values = {"question": question, "reference": str(reference)}
     try:
-        statements = await extract_statements(rt, "context_recall.statements", values, ctx)
+        statements = await extract_statements(rt, CONTEXT_RECALL.extract, values, ctx)
         if not statements:
             return st.NO_CLAIMS, "no statements", None, None
         if not contexts:
             return st.OK, "no contexts", 0.0, {"statements": statements, "verdicts": []}
         per_statement = await verify(
             rt,
-            "context_recall.attribute",
-            "attribution",
+            CONTEXT_RECALL.verify,
             {"question": question},
             contexts,
             statements,

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from ragmeter import status as st
 from ragmeter.judge import prompts
 from ragmeter.judge.metrics._common import Options, Outcome, Sample, blank, single, texts
+from ragmeter.judge.metrics.plan import CONTEXT_ENTITY_RECALL, Stage
 from ragmeter.judge.runtime import Ctx, JudgeRuntime, Stop
 from ragmeter.judge.schemas import entities_spec
 
@@ -72,10 +73,8 @@ def entity_recall(
     return len(ref & ctx) / len(ref)
 
 
-async def _entities(rt: JudgeRuntime, text: str, ctx: Ctx) -> list[str]:
-    out = await rt.call(
-        prompts.get("context_entity_recall.entities"), {"text": text}, entities_spec(), ctx
-    )
+async def _entities(rt: JudgeRuntime, stage: Stage, text: str, ctx: Ctx) -> list[str]:
+    out = await rt.call(prompts.get(stage.prompt_id), {"text": text}, entities_spec(), ctx)
     if not out.ok:
         raise Stop(out.status, out.detail)
     return [e.strip() for e in out.value.entities if e.strip()]
@@ -86,7 +85,9 @@ async def judge_entity_recall(rt: JudgeRuntime, sample: Sample, ctx: Ctx, opts: 
         return single(NAME, st.NO_CLAIMS, "empty reference")
     chunks = texts(sample.contexts)
     try:
-        ref_entities = await _entities(rt, str(sample.reference), ctx)
+        ref_entities = await _entities(
+            rt, CONTEXT_ENTITY_RECALL.reference, str(sample.reference), ctx
+        )
         ref_set = {
             normalize_entity(e) if opts.entity_match == "normalized" else e for e in ref_entities
         } - {""}
@@ -105,9 +106,10 @@ async def judge_entity_recall(rt: JudgeRuntime, sample: Sample, ctx: Ctx, opts: 
         if opts.per_chunk:
             ctx_entities: list[str] = []
             for c in chunks:
-                ctx_entities.extend(await _entities(rt, c, ctx))
+                ctx_entities.extend(await _entities(rt, CONTEXT_ENTITY_RECALL.contexts, c, ctx))
         else:
-            ctx_entities = await _entities(rt, "\n".join(chunks), ctx)
+            joined = "\n".join(chunks)
+            ctx_entities = await _entities(rt, CONTEXT_ENTITY_RECALL.contexts, joined, ctx)
     except Stop as stop:
         return single(NAME, stop.status, stop.detail)
     value = entity_recall(reference=ref_entities, contexts=ctx_entities, match=opts.entity_match)

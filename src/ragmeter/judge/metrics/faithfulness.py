@@ -1,7 +1,8 @@
 """``faithfulness``: share of the answer's statements supported by the contexts.
 
 Stage 1 rewrites the answer as statements; stage 2 checks them against the numbered contexts
-in batches of at most 20, verdicts ``supported`` / ``contradicted`` / ``not_found``. Also gives
+in batches of at most 20 (:data:`ragmeter.judge.metrics.plan.FAITHFULNESS`), verdicts
+``supported`` / ``contradicted`` / ``not_found``. Also gives
 ``faithfulness_contradiction_rate``.
 """
 
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from ragmeter import status as st
 from ragmeter.judge.metrics._common import Options, Outcome, Part, Sample, blank, texts
 from ragmeter.judge.metrics._stages import extract_statements, verify
+from ragmeter.judge.metrics.plan import FAITHFULNESS
 from ragmeter.judge.runtime import Ctx, JudgeRuntime, Stop
 
 __all__ = ["combine_verdicts", "faithfulness_scores", "judge_faithfulness"]
@@ -65,7 +67,7 @@ async def judge_faithfulness(rt: JudgeRuntime, sample: Sample, ctx: Ctx, opts: O
     contexts = texts(sample.contexts)
     values = {"question": sample.question or "", "answer": sample.answer}
     try:
-        statements = await extract_statements(rt, "faithfulness.statements", values, ctx)
+        statements = await extract_statements(rt, FAITHFULNESS.extract, values, ctx)
         if not statements:
             return _all(st.NO_CLAIMS, "no statements")
         if not contexts:
@@ -73,9 +75,7 @@ async def judge_faithfulness(rt: JudgeRuntime, sample: Sample, ctx: Ctx, opts: O
                 {k: Part(st.OK, "no contexts", 0.0) for k in OUTPUTS},
                 {"statements": statements, "verdicts": []},
             )
-        per_statement = await verify(
-            rt, "faithfulness.verify", "faithfulness", {}, contexts, statements, ctx
-        )
+        per_statement = await verify(rt, FAITHFULNESS.verify, {}, contexts, statements, ctx)
     except Stop as stop:
         return _all(stop.status, stop.detail)
     verdicts = []

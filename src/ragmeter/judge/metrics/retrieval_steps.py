@@ -13,6 +13,7 @@ from ragmeter import status as st
 from ragmeter.judge.metrics._common import Options, Outcome, Part, Sample, f1_score, texts
 from ragmeter.judge.metrics.context_precision import average_precision, usefulness
 from ragmeter.judge.metrics.context_recall import recall_stages
+from ragmeter.judge.metrics.plan import CONTEXT_PRECISION
 from ragmeter.judge.runtime import Ctx, JudgeRuntime, Stop
 
 __all__ = ["judge_retrieval"]
@@ -48,7 +49,7 @@ async def judge_retrieval(
         try:
             verdicts = await usefulness(
                 rt,
-                "context_precision.usefulness",
+                CONTEXT_PRECISION,
                 {"question": question, "reference": reference},
                 chunks,
                 p_ctx,

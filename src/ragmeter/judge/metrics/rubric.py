@@ -18,6 +18,7 @@ from ragmeter import status as st
 from ragmeter.judge import prompts
 from ragmeter.judge.config import RubricDef
 from ragmeter.judge.metrics._common import Options, Outcome, Sample, blank, single, texts
+from ragmeter.judge.metrics.plan import RUBRIC
 from ragmeter.judge.runtime import Ctx, JudgeRuntime, Stop
 from ragmeter.judge.schemas import rubric_score_spec, rubric_steps_spec
 
@@ -102,7 +103,7 @@ def _inputs(rubric: RubricDef, sample: Sample) -> prompts.Raw | None:
 async def generate_steps(rt: JudgeRuntime, rubric: RubricDef, ctx: Ctx) -> tuple[str, ...]:
     """Steps for a criteria-only rubric: one cached call per run; raises :class:`Stop`."""
     out = await rt.call(
-        prompts.get("rubric.steps"),
+        prompts.get(RUBRIC.steps.prompt_id),
         {"criteria": rubric.criteria or "", "min": rubric.scale[0], "max": rubric.scale[1]},
         rubric_steps_spec(),
         ctx,
@@ -127,7 +128,7 @@ async def judge_rubric(
     weighted = rubric.weighting == "logprobs" and hi <= 9 and lo >= 0
     extra = {"logprobs": True, "top_logprobs": min(20, hi - lo + 3)} if weighted else None
     out = await rt.call(
-        prompts.get("rubric.score"),
+        prompts.get(RUBRIC.score.prompt_id),
         {
             "name": rubric.name,
             "steps": "\n".join(f"{i}. {s}" for i, s in enumerate(steps, start=1)),

@@ -19,6 +19,7 @@ from ragmeter.errors import UsageError
 from ragmeter.stats.datasets.items import RARE, Item, prepare_items
 from ragmeter.stats.datasets.manifest import build_manifest
 from ragmeter.stats.datasets.rare import HERITAGE_HIERARCHY, RareOutcome, apply_rare_policy
+from ragmeter.stats_choices import SPLIT_METHODS
 
 __all__ = [
     "HERITAGE_RATIOS",
@@ -30,7 +31,7 @@ __all__ = [
 ]
 
 HERITAGE_RATIOS: Mapping[str, float] = {"train": 0.70, "dev": 0.15, "test": 0.15}
-METHODS = ("group_multifactor", "iterstrat", "sklearn_group")
+METHODS = SPLIT_METHODS
 DEFAULT_NAMES = ("train", "dev", "test")
 
 
