@@ -137,6 +137,14 @@ def test_package_cycles_only_from_allow_list() -> None:
     assert new == [], "new package circle (run this file as a script to see the imports)"
 
 
+def test_no_runner_systems_or_plugin_testing_cycle() -> None:
+    # the runner hands systems its task outputs; the plugin's state lives in testing._state
+    graph = package_graph()
+    assert "runner" not in graph["systems"], graph["systems"].get("runner")
+    assert "pytest_plugin" not in graph["testing"], graph["testing"].get("pytest_plugin")
+    assert "systems" in graph["runner"] and "testing" in graph["pytest_plugin"]
+
+
 def test_tarjan_finds_a_three_package_circle() -> None:
     graph = {"a": {"b": ""}, "b": {"c": ""}, "c": {"a": ""}, "d": {"a": ""}}
     assert package_cycles(graph) == [frozenset("abc")]

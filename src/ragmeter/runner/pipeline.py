@@ -24,6 +24,7 @@ from ragmeter import registry
 from ragmeter.datasets.gold import GoldSet, load_gold
 from ragmeter.errors import UsageError
 from ragmeter.io.files import sha256_file
+from ragmeter.io.files import shown_path as _shown
 from ragmeter.result import Result
 from ragmeter.runner import outputs as out_io
 from ragmeter.runner.cache import DEFAULT_CACHE_DIR, TaskCache, input_hash
@@ -215,15 +216,6 @@ def _read_outputs(
     return result
 
 
-def _shown(path: Path) -> str:
-    """A path as messages show it: relative to the working directory when that is shorter."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:  # another drive on Windows
-        return str(path)
-    return rel if len(rel) < len(str(path)) else str(path)
-
-
 def _add_rule_metrics(cfg: RunConfig) -> None:
     """Gate and comparison metrics are computed even when a task block does not list them."""
     wanted: list[tuple[str, str]] = [
@@ -330,7 +322,7 @@ def run_pipeline(
     files = _read_outputs(cfg, gold_all, needed)
     has_live = bool(systems) or any(s.call is not None for s in cfg.systems)
     corpus = read_corpus(_shown(cfg.resolve_path(ds.corpus))) if has_live and ds.corpus else None
-    live = load_systems(cfg, runnable, systems)
+    live = load_systems(cfg, runnable, systems, task_outputs=lambda t: get_adapter(t).outputs)
     for name in refresh_systems:
         if name not in live:
             raise UsageError(
