@@ -145,6 +145,15 @@ def test_no_runner_systems_or_plugin_testing_cycle() -> None:
     assert "systems" in graph["runner"] and "testing" in graph["pytest_plugin"]
 
 
+def test_io_is_below_judge_and_stats() -> None:
+    # the judged sample and the split manifest format live in records, below io
+    graph = package_graph()
+    assert "judge" not in graph["io"] and "stats" not in graph["io"], graph["io"]
+    assert "result" not in graph["views"], graph["views"].get("result")
+    assert {"judge", "stats"} <= set(graph) and "records" in graph["judge"]
+    assert "io" not in graph["records"]
+
+
 def test_tarjan_finds_a_three_package_circle() -> None:
     graph = {"a": {"b": ""}, "b": {"c": ""}, "c": {"a": ""}, "d": {"a": ""}}
     assert package_cycles(graph) == [frozenset("abc")]
