@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from ragmeter import registry
 from ragmeter.datasets.formats import FORMATS
 from ragmeter.errors import InputError, UsageError
+from ragmeter.io.yamlmap import LineMap, load_yaml
 from ragmeter.registry import suggest
 from ragmeter.runner.config_messages import _clean_loc, _kind, _message, _validate_model
 from ragmeter.runner.config_models import (
@@ -45,7 +46,6 @@ from ragmeter.runner.config_models import (
 )
 from ragmeter.runner.outputs import OUTPUT_KINDS
 from ragmeter.runner.tasks import TaskOptions, get_adapter, task_names
-from ragmeter.runner.yamlmap import LineMap, load_yaml
 
 # The schema and the one-line error messages live in sibling modules; their names stay
 # importable from here, where callers have always found them.
