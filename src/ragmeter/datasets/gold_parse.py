@@ -58,6 +58,7 @@ def parse_sample(
     ...                                        "start": 4, "end": 15}]})
     >>> s.ner_annotations[0].end
     15
+    >>> from ragmeter.errors import InputError
     >>> try:
     ...     parse_sample({"id": "s1", "text": "in 1800 opgericht", "ner_annotations": [
     ...         {"text": "1800", "type": "TMP", "start": 2, "end": 6}]}, path="gold.jsonl", line=1)
