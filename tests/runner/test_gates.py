@@ -7,7 +7,7 @@ import pytest
 from ragmeter.errors import UsageError
 from ragmeter.result import Aggregate
 from ragmeter.runner.config import GateRule
-from ragmeter.runner.gates import PROFILES, evaluate_rules, parse_rule
+from ragmeter.runner.gates import GATE_PROFILES, evaluate_rules, parse_rule
 
 
 def rule(kind, metric, threshold=None, **kw):
@@ -95,17 +95,27 @@ def test_rules_apply_to_the_listed_systems_only():
 
 
 def test_profiles_name_registry_metrics():
-    assert [m for _, m, _ in PROFILES["grounded"]] == [
+    assert [m for _, m, _ in GATE_PROFILES["grounded"]] == [
         "grounded.precision",
         "grounded.chr",
         "grounded.under_refusal",
         "grounded.over_refusal",
     ]
-    assert ("min", "retrieval.RR", 0.55) in PROFILES["heritage"]
-    assert len(PROFILES["heritage"]) == 11
+    assert ("min", "retrieval.RR", 0.55) in GATE_PROFILES["heritage"]
+    assert len(GATE_PROFILES["heritage"]) == 11
 
 
 @pytest.mark.parametrize("text", ["nDCG>0.5", "retrieval.nDCG@10 >= x", "no_regression:"])
 def test_bad_rule_text(text):
     with pytest.raises(UsageError, match="ragmeter gate: "):
         parse_rule(text)
+
+
+def test_the_old_name_of_the_gate_profiles_warns():
+    import ragmeter.runner
+    from ragmeter.runner import gates
+
+    with pytest.warns(DeprecationWarning, match="use GATE_PROFILES"):
+        assert gates.PROFILES is GATE_PROFILES
+    with pytest.warns(DeprecationWarning, match="use GATE_PROFILES"):
+        assert ragmeter.runner.PROFILES is GATE_PROFILES

@@ -23,7 +23,7 @@ from ragmeter.errors import UsageError
 from ragmeter.result import Aggregate
 
 __all__ = [
-    "PROFILES",
+    "GATE_PROFILES",
     "GateOutcome",
     "GateReport",
     "evaluate_rules",
@@ -33,7 +33,7 @@ __all__ = [
 
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 
-PROFILES: dict[str, tuple[tuple[str, str, float], ...]] = {
+GATE_PROFILES: dict[str, tuple[tuple[str, str, float], ...]] = {
     # the heritage targets table (docs/extraction.md), without its unsourced "state of the art"
     "heritage": (
         ("min", "ner.overall.strict.f1", 0.85),
@@ -56,6 +56,23 @@ PROFILES: dict[str, tuple[tuple[str, str, float], ...]] = {
         ("max", "grounded.over_refusal", 0.10),
     ),
 }
+
+
+def __getattr__(name: str) -> Any:
+    # "profile" also names the answer-normalisation profiles (ragmeter.answers.PROFILES) and the
+    # extraction hierarchy profiles; the gate profiles are GATE_PROFILES, the old name warns
+    if name == "PROFILES":
+        import warnings
+
+        warnings.warn(
+            "ragmeter.runner.gates.PROFILES is deprecated: use GATE_PROFILES",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return GATE_PROFILES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 """Built-in gate profiles: (kind, task.metric, threshold)."""
 
 
