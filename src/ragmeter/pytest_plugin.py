@@ -2,7 +2,8 @@
 
 Registered through the ``pytest11`` entry point ``ragmeter`` (``-p no:ragmeter`` disables it).
 Until a test uses it the plugin is inert: it prints nothing, writes no file, opens no socket and
-sets no environment variable. This module imports only pytest and the standard library; the
+sets no environment variable. This module imports only pytest, the standard library and the
+light :mod:`ragmeter.testing._context` and :mod:`ragmeter.testing._state`; the
 runner and the engines load when a fixture, a helper or a collected config is first used.
 
 - fixtures ``ragmeter_run``, ``ragmeter_runs``, ``ragmeter_result``, ``ragmeter_system``;
@@ -16,13 +17,15 @@ The user guide is docs/pytest.md.
 from __future__ import annotations
 
 import fnmatch
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from ragmeter.testing._context import strict_enabled
+from ragmeter.testing._state import CHECKS, STATE, SessionState, option, resolve, session_state
 
 if TYPE_CHECKING:
     from ragmeter.testing.session import RunFactory
@@ -39,21 +42,14 @@ _NO_CONFIG = (
 )
 
 
-class _State:
-    """Per-session state (in ``config.stash``; never in environment variables)."""
-
-    def __init__(self) -> None:
-        self.runs: dict[str, Any] = {}  # key -> RunSet, for this process
-        self.failed: dict[str, BaseException] = {}  # key -> why it could not be evaluated
-        self.configs: dict[str, Any] = {}  # resolved path -> loaded config (collection)
-        self.checks: list[dict[str, Any]] = []  # every check reported to this process
-        self.used = False
-        self.nested: set[Path] = set()  # configs of nested projects among the collected tests
-        self.restore_socket: Any = None
-
-
-_STATE = pytest.StashKey[_State]()
-_CHECKS = pytest.StashKey[list]()
+# the state and option helpers live in ragmeter.testing._state so testing never imports this
+# module; the old private names stay for anything that reached for them
+_State = SessionState
+_STATE = STATE
+_CHECKS = CHECKS
+_option = option
+_resolve = resolve
+_state = session_state
 
 
 # -- options ------------------------------------------------------------------------------------
@@ -99,23 +95,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def _option(config: pytest.Config, name: str) -> Any:
-    value = config.getoption(name, None)  # --ragmeter-x is stored as ragmeter_x
-    if value is None:
-        value = config.getini(name) or None
-    return value
-
-
-def strict_enabled(config: pytest.Config) -> bool:
-    """``--ragmeter-strict`` or the ini key ``ragmeter_strict``."""
-    return bool(config.getoption("ragmeter_strict", None) or config.getini("ragmeter_strict"))
-
-
-def _resolve(config: pytest.Config, path: str | os.PathLike[str]) -> Path:
-    p = Path(os.path.expanduser(os.fspath(path)))
-    return p if p.is_absolute() else config.rootpath / p
-
-
 def _session_config(config: pytest.Config, test_path: Path | None = None) -> Path | None:
     """``--ragmeter-config`` / ``ragmeter_config``; without either, the ``ragmeter_config`` of
     a project nested below the rootdir that holds ``test_path`` (``pytest examples``)."""
@@ -153,10 +132,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(_STATE, None)
     if state is not None and state.restore_socket is not None:
         state.restore_socket()
-
-
-def _state(config: pytest.Config) -> _State:
-    return config.stash[_STATE]
 
 
 def item_checks(item: pytest.Item) -> list[dict[str, Any]]:

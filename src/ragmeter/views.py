@@ -5,13 +5,11 @@ Kept free of numpy, pyarrow and pandas at import: report modules that import it 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
-
-    from ragmeter.result import Result
 
 __all__ = ["ReportViews", "SummaryDict", "require_pandas", "table_csv"]
 
@@ -61,6 +59,21 @@ class SummaryDict(dict):  # type: ignore[type-arg]
         return self
 
 
+class ResultLike(Protocol):
+    """What :class:`ReportViews` needs of a result: :class:`ragmeter.result.Result` has it.
+
+    A protocol rather than the class itself, so this module stays below ``ragmeter.result``
+    (which imports it) and the two never import each other.
+    """
+
+    @property
+    def summary(self) -> dict[str, float | int | str | None]: ...
+
+    def to_pandas(self) -> pd.DataFrame: ...
+
+    def to_csv(self) -> str: ...
+
+
 class ReportViews:
     """``summary``, ``to_pandas()`` and ``to_csv()`` of a report object, through its Result.
 
@@ -68,7 +81,7 @@ class ReportViews:
     ``to_result()``; these views make them read like every other result type.
     """
 
-    def to_result(self) -> Result:  # pragma: no cover - every user defines it
+    def to_result(self) -> ResultLike:  # pragma: no cover - every user defines it
         raise NotImplementedError
 
     @property

@@ -7,7 +7,7 @@ import pytest
 from ragmeter.errors import UsageError
 from ragmeter.result import Aggregate
 from ragmeter.runner.config import GateRule
-from ragmeter.runner.gates import PROFILES, evaluate_rules, parse_rule
+from ragmeter.runner.gates import GATE_PROFILES, evaluate_rules, parse_rule
 
 
 def rule(kind, metric, threshold=None, **kw):
@@ -95,14 +95,14 @@ def test_rules_apply_to_the_listed_systems_only():
 
 
 def test_profiles_name_registry_metrics():
-    assert [m for _, m, _ in PROFILES["grounded"]] == [
+    assert [m for _, m, _ in GATE_PROFILES["grounded"]] == [
         "grounded.precision",
         "grounded.chr",
         "grounded.under_refusal",
         "grounded.over_refusal",
     ]
-    assert ("min", "retrieval.RR", 0.55) in PROFILES["heritage"]
-    assert len(PROFILES["heritage"]) == 11
+    assert ("min", "retrieval.RR", 0.55) in GATE_PROFILES["heritage"]
+    assert len(GATE_PROFILES["heritage"]) == 11
 
 
 def test_grounded_profile_is_the_scorers_defaults_with_registry_directions():
@@ -111,15 +111,15 @@ def test_grounded_profile_is_the_scorers_defaults_with_registry_directions():
     from ragmeter.answers.grounded import DEFAULT_GATES, score
 
     assert DEFAULT_GATES == "precision=0.80,chr=0.75,under=0.05,over=0.10"
-    assert PROFILES["grounded"] == (
+    assert GATE_PROFILES["grounded"] == (
         ("min", "grounded.precision", 0.80),
         ("min", "grounded.chr", 0.75),
         ("max", "grounded.under_refusal", 0.05),
         ("max", "grounded.over_refusal", 0.10),
     )
     assert score.__kwdefaults__["gates"] == DEFAULT_GATES
-    for name in PROFILES:
-        for kind, metric, _ in PROFILES[name]:
+    for name in GATE_PROFILES:
+        for kind, metric, _ in GATE_PROFILES[name]:
             direction = registry.resolve(metric).definition.direction
             assert kind == ("max" if direction == "lower" else "min"), metric
 
@@ -143,3 +143,13 @@ def test_grounded_gates_pass_by_registry_direction():
 def test_bad_rule_text(text):
     with pytest.raises(UsageError, match="ragmeter gate: "):
         parse_rule(text)
+
+
+def test_the_old_name_of_the_gate_profiles_warns():
+    import ragmeter.runner
+    from ragmeter.runner import gates
+
+    with pytest.warns(DeprecationWarning, match="use GATE_PROFILES"):
+        assert gates.PROFILES is GATE_PROFILES
+    with pytest.warns(DeprecationWarning, match="use GATE_PROFILES"):
+        assert ragmeter.runner.PROFILES is GATE_PROFILES

@@ -46,7 +46,7 @@ def test_run_ids_are_never_cut(store, monkeypatch, width):
         from rich.console import Console
 
         monkeypatch.setattr(
-            "ragmeter.runner.display.make_console",
+            "ragmeter.cli.console.make_console",
             lambda stderr=False: Console(file=sys.stdout, width=width, soft_wrap=False),
         )
     res = invoke("runs", "list", "--store", store)

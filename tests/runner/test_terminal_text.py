@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from ragmeter.runner.display import print_summary
+from ragmeter.cli.run_display import print_summary
 from ragmeter.terminal import make_console
 from tests.helpers import invoke
 from tests.runner import toy

@@ -65,7 +65,7 @@ class KeywordClassifier:
         return cls(table, **kw)
 
     def _load(self, table: str | os.PathLike[str]) -> None:
-        from ragmeter.runner.yamlmap import load_yaml
+        from ragmeter.io.yamlmap import load_yaml
 
         if os.fspath(table) == "heritage":
             ref = resources.files("ragmeter.baselines") / "data" / "heritage_keywords.yaml"

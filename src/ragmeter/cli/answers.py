@@ -208,11 +208,9 @@ def _groups(value: Any, key: str, where: dict[str, Any]) -> list[Any]:
 
 
 def _table(res: Any) -> str:
-    from io import StringIO
-
     from rich.table import Table
 
-    from ragmeter.terminal import make_console
+    from ragmeter.cli.console import NO_SCORE, decimals, plain_text
 
     meta = res.meta
     table = Table(
@@ -223,10 +221,8 @@ def _table(res: Any) -> str:
     )
     for m in res.per_sample_metrics:
         agg = res.aggregates[m]
-        table.add_row(m, "—" if agg.value is None else f"{agg.value:.4f}", str(agg.n))
-    buf = StringIO()
-    make_console(file=buf, width=100, force_terminal=False, color_system=None).print(table)
-    return buf.getvalue()
+        table.add_row(m, decimals(agg.value, missing=NO_SCORE), str(agg.n))
+    return plain_text(table, width=100)
 
 
 def register(app: typer.Typer) -> None:
@@ -526,28 +522,13 @@ def register(app: typer.Typer) -> None:
 
 def _status(message: str):
     """A spinner on stderr while something slow happens (on a terminal only)."""
-    import contextlib
+    from ragmeter.cli.console import spinner
 
-    if not sys.stderr.isatty():
-        return contextlib.nullcontext()
-    from ragmeter.terminal import make_console
-
-    return make_console(stderr=True).status(message)
+    return spinner(message)
 
 
 def _progress(total: int):
     """A rich progress bar on stderr for long runs on a terminal; (callback, stop)."""
-    if total < 5000 or not sys.stderr.isatty():
-        return None, lambda: None
-    from rich.progress import Progress
+    from ragmeter.cli.console import progress_bar
 
-    from ragmeter.terminal import make_console
-
-    prog = Progress(console=make_console(stderr=True), transient=True)
-    task = prog.add_task("scoring", total=total)
-    prog.start()
-
-    def update(done: int) -> None:
-        prog.update(task, completed=done)
-
-    return update, prog.stop
+    return progress_bar(total, "scoring", min_total=5000)

@@ -54,17 +54,9 @@ def _finish(
 
 def progress_bar(total: int, label: str) -> tuple[Any, Any]:
     """A rich progress bar on stderr (only on a terminal): ``(update(done), stop())``."""
-    import sys
+    from ragmeter.cli.console import progress_bar as bar
 
-    if total < 1000 or not sys.stderr.isatty():
-        return None, lambda: None
-    from rich.console import Console
-    from rich.progress import Progress
-
-    prog = Progress(console=Console(stderr=True), transient=True)
-    task = prog.add_task(label, total=total)
-    prog.start()
-    return (lambda done: prog.update(task, completed=done)), prog.stop
+    return bar(total, label, min_total=1000)
 
 
 def do_bm25(

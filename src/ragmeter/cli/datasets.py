@@ -127,7 +127,7 @@ def _policy(value: str):  # type: ignore[no-untyped-def]
 def _print_stats(data: dict) -> None:
     from rich.table import Table
 
-    from ragmeter.terminal import make_console, styled
+    from ragmeter.cli.console import make_console, styled
 
     console = make_console()
     console.print(

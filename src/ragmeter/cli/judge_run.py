@@ -18,18 +18,16 @@ def _progress(enabled: bool) -> Any:
     """A rich progress bar on stderr (only on a terminal), or ``None``."""
     if not enabled or not sys.stderr.isatty():
         return None
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-    from ragmeter.terminal import make_console
+    from ragmeter.cli.console import transient_progress
 
-    return Progress(
+    return transient_progress(
         TextColumn("judge"),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("{task.fields[info]}", markup=False),  # model names and costs: text
         TimeElapsedColumn(),
-        console=make_console(stderr=True),
-        transient=True,
     )
 
 

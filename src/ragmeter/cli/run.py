@@ -108,7 +108,8 @@ def register(app: typer.Typer) -> None:
 
             typer.echo(dumps(summary, indent=2))
         else:
-            from ragmeter.runner.display import make_console, print_summary
+            from ragmeter.cli.console import make_console
+            from ragmeter.cli.run_display import print_summary
 
             print_summary(summary, make_console())
         return result.exit_status
@@ -172,7 +173,8 @@ def register(app: typer.Typer) -> None:
         elif not report.outcomes:
             typer.echo("no gate rules apply (the run's config has no gates; add --rule)")
         else:
-            from ragmeter.runner.display import make_console, print_gate_report
+            from ragmeter.cli.console import make_console
+            from ragmeter.cli.run_display import print_gate_report
 
             print_gate_report(data, make_console())
         return 0 if report.passed else 1
@@ -219,7 +221,7 @@ def register(app: typer.Typer) -> None:
             return
         from rich.table import Table
 
-        from ragmeter.runner.display import make_console
+        from ragmeter.cli.console import make_console
 
         if not rows:
             typer.echo(f"no runs in {url}")
@@ -257,7 +259,7 @@ def register(app: typer.Typer) -> None:
 
             typer.echo(dumps(data[0] if len(data) == 1 else data, indent=2))
             return
-        from ragmeter.runner.display import make_console
+        from ragmeter.cli.console import make_console
 
         for item in data:
             _print_run(item, make_console())
@@ -427,8 +429,8 @@ def _pick_system(handle, ref: str, system: str | None) -> list[str]:  # type: ig
 def _print_run(data: dict, console) -> None:  # type: ignore[no-untyped-def]
     from rich.table import Table
 
-    from ragmeter.runner.display import print_gate_report
-    from ragmeter.terminal import styled
+    from ragmeter.cli.console import styled
+    from ragmeter.cli.run_display import print_gate_report
 
     run = data["run"]
     console.print(

@@ -99,9 +99,9 @@ def _read_hierarchy(path: str) -> dict[str, str]:
 def _print_split(res: Any, *, to_stderr: bool) -> None:
     from rich.table import Table
 
-    from ragmeter.terminal import make_console
+    from ragmeter.cli.console import WIDE_PIPE_WIDTH, make_console
 
-    console = make_console(to_stderr, pipe_width=160)
+    console = make_console(to_stderr, pipe_width=WIDE_PIPE_WIDTH)
     rep = res.report
     splits = [s for s in rep["sizes"] if res.manifest["ratios"].get(s, 0) > 0]
     sizes = ", ".join(f"{s} {rep['sizes'][s]} (target {rep['targets'][s]:.1f})" for s in splits)
@@ -156,9 +156,9 @@ def _print_split(res: Any, *, to_stderr: bool) -> None:
 def _print_sample(res: Any, *, to_stderr: bool) -> None:
     from rich.table import Table
 
-    from ragmeter.terminal import make_console
+    from ragmeter.cli.console import WIDE_PIPE_WIDTH, make_console
 
-    console = make_console(to_stderr, pipe_width=160)
+    console = make_console(to_stderr, pipe_width=WIDE_PIPE_WIDTH)
     rep = res.report
     table = Table("stratum", "size", "quota", "sampled", title=f"stratified sample of {rep['n']}")
     for row in rep["strata"]:

@@ -163,11 +163,9 @@ class _Progress:
         if self._bar is None:
             if time.monotonic() - self._start < 1.0:
                 return
-            from rich.progress import Progress
+            from ragmeter.cli.console import transient_progress
 
-            from ragmeter.terminal import make_console
-
-            self._bar = Progress(console=make_console(stderr=True), transient=True)
+            self._bar = transient_progress()
             self._bar.start()
             self._task = self._bar.add_task("judging questions", total=total)
         self._bar.update(self._task, completed=done)
@@ -183,13 +181,15 @@ def _progress_bar() -> _Progress:
 
 def _mean(block: dict, key: str = "steps_score") -> str:
     stats = block.get(key)
-    return "—" if not isinstance(stats, dict) else f"{stats['mean']:.4f}"
+    from ragmeter.cli.console import NO_SCORE, decimals
+
+    return NO_SCORE if not isinstance(stats, dict) else decimals(stats["mean"], missing=NO_SCORE)
 
 
 def _print_table(summary: dict) -> None:
     from rich.table import Table
 
-    from ragmeter.terminal import make_console
+    from ragmeter.cli.console import make_console
 
     table = Table()
     table.add_column("template", overflow="fold")

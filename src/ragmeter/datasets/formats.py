@@ -20,7 +20,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ragmeter.datasets.gold import GoldSample, parse_sample
+from ragmeter.datasets.gold_model import GoldSample
+from ragmeter.datasets.gold_parse import parse_sample
 from ragmeter.errors import InputError
 from ragmeter.io.files import display_name, open_text
 from ragmeter.io.jsonl import iter_jsonl

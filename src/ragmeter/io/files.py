@@ -23,6 +23,7 @@ __all__ = [
     "read_text",
     "sha256_file",
     "shared_mode",
+    "shown_path",
     "stdin_bytes",
 ]
 
@@ -38,6 +39,15 @@ def display_name(path: PathLike) -> str:
     """The name used in messages: ``-`` is shown as ``<stdin>``, anything else as given."""
     p = os.fspath(path)
     return "<stdin>" if p == "-" else p
+
+
+def shown_path(path: PathLike) -> str:
+    """A path as messages show it: relative to the working directory when that is shorter."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return os.fspath(path)
+    return rel if len(rel) < len(os.fspath(path)) else os.fspath(path)
 
 
 def check_regular_file(name: str, *, allow_pipe: bool = False) -> bool:

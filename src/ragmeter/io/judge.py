@@ -135,8 +135,8 @@ def sample_from_record(
     required: Iterable[str] = (),
     default_id: str | None = None,
 ) -> Any:
-    """One :class:`~ragmeter.judge.metrics._common.Sample` from a JSON object."""
-    from ragmeter.judge.metrics._common import Sample
+    """One :class:`~ragmeter.records.judge.Sample` from a JSON object."""
+    from ragmeter.records.judge import Sample
 
     key_map = key_map or {}
     where: dict[str, Any] = (

@@ -9,6 +9,7 @@ from typing import Any
 from ragmeter.errors import InputError
 from ragmeter.io.files import PathLike, atomic_write, display_name, open_text
 from ragmeter.io.jsonutil import dumps
+from ragmeter.records.split_manifest import verify_manifest
 
 __all__ = ["load_manifest", "write_manifest"]
 
@@ -18,8 +19,6 @@ def load_manifest(path: PathLike) -> dict[str, Any]:
 
     Errors are one line: ``manifest.json: sha256 '…' does not match the splits (…)``.
     """
-    from ragmeter.stats.datasets.manifest import verify_manifest
-
     name = display_name(path)
     with open_text(path) as fh:
         text = fh.read()

@@ -493,7 +493,7 @@ def load_config_file(path: str | os.PathLike[str]) -> LoadedConfig:
     if not isinstance(data, Mapping):
         raise InputError("expected a mapping at the top level", path=name, line=1)
     if "llm" in data and "judge" not in data:
-        from ragmeter.judge.adapters import graphrag_settings
+        from ragmeter.judge.graphrag_config import graphrag_settings
 
         settings, warnings = graphrag_settings(data, path=name, lines=lines)
         return LoadedConfig(settings, kind="graphrag-eval", graphrag=dict(data), warnings=warnings)

@@ -1,20 +1,19 @@
 """Judge replies: reading an HTTP-200 body, and the status one reply gives (docs/judge.md).
 
-:func:`decode_reply` turns whatever an endpoint sends with status 200 into a
-:class:`~ragmeter.judge.client.JudgeResponse` or an endpoint fault; :func:`scrub` masks the key
-in a reply before anything reads it; :func:`assess` gives the status of one reply as it stands
-(before the runtime's truncation retry or repair).
+:func:`decode_reply` (the client's, re-exported) turns whatever an endpoint sends with status
+200 into a :class:`~ragmeter.judge.client.JudgeResponse` or an endpoint fault; :func:`scrub`
+masks the key in a reply before anything reads it; :func:`assess` gives the status of one reply
+as it stands (before the runtime's truncation retry or repair).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ragmeter import status as st
-from ragmeter.judge.client import JudgeResponse, TransientError
+from ragmeter.judge.client import JudgeResponse, decode_reply
 from ragmeter.judge.parsing import clean_text, parse_reply
 from ragmeter.judge.schemas import OutputSpec
 from ragmeter.judge.secrets import Redactor
@@ -33,130 +32,6 @@ __all__ = [
 
 TRUNCATED = "truncated"
 REPLY_TOO_LARGE = "reply_too_large"
-
-
-def _bad(reason: str) -> TransientError:
-    return TransientError("bad_reply", None, f"HTTP 200 with {reason}")
-
-
-def _describe(data: Any) -> str:
-    if data is None:
-        return "JSON null"
-    if isinstance(data, bool):
-        return f"JSON {str(data).lower()}"
-    if isinstance(data, (int, float)):
-        return "a JSON number"
-    return {list: "a JSON array", str: "a JSON string"}.get(type(data), "a JSON value")
-
-
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _content_text(content: Any) -> str | None:
-    """``message.content`` as text: a string, or a list of text parts joined (some servers)."""
-    if content is None or isinstance(content, str):
-        return content
-    if isinstance(content, list) and all(
-        isinstance(p, Mapping) and isinstance(p.get("text"), str) for p in content
-    ):
-        return "".join(p["text"] for p in content)
-    raise _bad(f"a message.content that is {_describe_value(content)} (expected a string)")
-
-
-def _describe_value(value: Any) -> str:
-    return "a JSON object" if isinstance(value, Mapping) else _describe(value)
-
-
-def _logprobs(choice: Mapping[str, Any]) -> list[Any] | None:
-    lp = choice.get("logprobs")
-    content = lp.get("content") if isinstance(lp, Mapping) else None
-    if not isinstance(content, list) or not content:
-        return None
-    out = []
-    for t in content:
-        if not isinstance(t, Mapping):
-            return None  # logprobs are optional: an odd shape is dropped, not an error
-        alts = t.get("top_logprobs") if isinstance(t.get("top_logprobs"), list) else []
-        out.append(
-            {
-                "token": t.get("token"),
-                "logprob": t.get("logprob"),
-                "top_logprobs": [
-                    {"token": a.get("token"), "logprob": a.get("logprob")}
-                    for a in alts
-                    if isinstance(a, Mapping)
-                ],
-            }
-        )
-    return out
-
-
-def decode_reply(
-    body: bytes, latency_ms: float, sent: Mapping[str, Any], redact: Redactor | None = None
-) -> JudgeResponse:
-    """Read an HTTP-200 body as a chat completion, or raise ``TransientError("bad_reply")``.
-
-    Whatever an endpoint or a proxy in front of it sends with status 200 is classified: a
-    body that is not JSON (cut off, an HTML error page), JSON that is not an object (``null``,
-    ``[1,2,3]``), an ``error`` object, no ``choices``, or a ``message.content`` that is not
-    text is an endpoint fault, retried like a 5xx and never cached as a reply.
-
-    >>> decode_reply(b'{"choices": [{"message": {"content": "hi"}}]}', 1.0, {}).text
-    'hi'
-    >>> decode_reply(b"<html>502 Bad Gateway</html>", 1.0, {})
-    Traceback (most recent call last):
-    ragmeter.judge.client.TransientError: HTTP 200 with an HTML page instead of JSON
-    >>> decode_reply(b"[1,2,3]", 1.0, {})
-    Traceback (most recent call last):
-    ragmeter.judge.client.TransientError: HTTP 200 with a JSON array instead of a chat completion
-    """
-    text = body.decode("utf-8", errors="replace").strip()
-    if not text:
-        raise _bad("an empty body")
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        if text[:1] == "<":
-            raise _bad("an HTML page instead of JSON") from None
-        where = f" ({exc.msg} at char {exc.pos})" if isinstance(exc, json.JSONDecodeError) else ""
-        raise _bad(f"a body that is not JSON{where}") from None
-    if not isinstance(data, Mapping):
-        raise _bad(f"{_describe(data)} instead of a chat completion")
-    err = data.get("error")
-    if err is not None:
-        msg = err.get("message") if isinstance(err, Mapping) else err
-        shown = (redact(str(msg)) if redact else str(msg)) or ""
-        raise _bad(f"an error object: {shown[:200]}")
-    choices = data.get("choices")
-    if not isinstance(choices, list) or not choices:
-        raise _bad("no choices")
-    choice = choices[0]
-    msg = choice.get("message") if isinstance(choice, Mapping) else None
-    if not isinstance(msg, Mapping):
-        raise _bad("a choice without a message object")
-    usage = data.get("usage") if isinstance(data.get("usage"), Mapping) else {}
-    details = usage.get("prompt_tokens_details")
-    cached = _int_or_none(details.get("cached_tokens")) if isinstance(details, Mapping) else None
-    refusal = msg.get("refusal")
-    if refusal is not None and not isinstance(refusal, str):
-        refusal = json.dumps(refusal)  # still a refusal, shown as it came
-    return JudgeResponse(
-        text=_content_text(msg.get("content")),
-        refusal=refusal or None,
-        finish_reason=_str_or_none(choice.get("finish_reason")),
-        prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
-        completion_tokens=_int_or_none(usage.get("completion_tokens")),
-        cached_prompt_tokens=cached,
-        model=_str_or_none(data.get("model")),
-        logprobs=_logprobs(choice),
-        latency_ms=latency_ms,
-        sent_params=sent,
-    )
 
 
 @dataclass

@@ -14,7 +14,7 @@ metadata. :attr:`JudgeResult.records` are the ``--per-sample`` lines.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ragmeter import status as st
 from ragmeter.io.jsonutil import dumps
@@ -22,11 +22,27 @@ from ragmeter.result import Aggregate, Result, ordered_mean
 
 if TYPE_CHECKING:
     from ragmeter.judge.config import JudgeConfig
-    from ragmeter.judge.engine import Plan
     from ragmeter.judge.metrics._common import Sample
     from ragmeter.judge.runtime import JudgeRuntime
 
 __all__ = ["JudgeResult", "build_result", "headline"]
+
+
+class Plan(Protocol):
+    """What :func:`build_result` reads of a :class:`ragmeter.judge.engine.Plan` (a protocol, so
+    the result never imports the engine, which builds results)."""
+
+    @property
+    def pipelines(self) -> tuple[str, ...]: ...
+
+    @property
+    def outputs(self) -> dict[str, tuple[str, ...]]: ...
+
+    @property
+    def requested(self) -> dict[str, str]: ...
+
+    @property
+    def metric_names(self) -> list[str]: ...
 
 
 # per-run accounting stays in the records: the table is identical when a re-run hits the cache
@@ -106,7 +122,7 @@ def build_result(
     rubric_steps: Mapping[str, Sequence[str]] | None = None,
     embedder: Mapping[str, Any] | None = None,
 ) -> JudgeResult:
-    from ragmeter.judge.engine import combine_repeats
+    from ragmeter.judge.repeats import combine_repeats
     from ragmeter.judge.runtime import CallStats
 
     repeats = max(1, config.repeats)

@@ -46,7 +46,7 @@ class Settings:
         if self._config_data is None:
             self._config_data = {}
             if self.config is not None:
-                from ragmeter.runner.yamlmap import load_yaml
+                from ragmeter.io.yamlmap import load_yaml
 
                 data, _lines = load_yaml(os.fspath(self.config))
                 self._config_data = dict(data or {})

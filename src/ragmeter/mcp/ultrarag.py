@@ -78,7 +78,7 @@ class BuildTool:
         base = Path(parameter_file).parent
         params: dict[str, Any] = {}
         if cfg_path.exists():
-            from ragmeter.runner.yamlmap import load_yaml
+            from ragmeter.io.yamlmap import load_yaml
 
             with shown_as({cfg_path: parameter_file}):
                 data, _ = load_yaml(cfg_path)

@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from ragmeter import registry
 from ragmeter.datasets.formats import FORMATS
 from ragmeter.errors import InputError, UsageError
+from ragmeter.io.yamlmap import LineMap, load_yaml
 from ragmeter.registry import suggest
 from ragmeter.runner.config_messages import _clean_loc, _kind, _message, _validate_model
 from ragmeter.runner.config_models import (
@@ -45,7 +46,6 @@ from ragmeter.runner.config_models import (
 )
 from ragmeter.runner.outputs import OUTPUT_KINDS
 from ragmeter.runner.tasks import TaskOptions, get_adapter, task_names
-from ragmeter.runner.yamlmap import LineMap, load_yaml
 
 # The schema and the one-line error messages live in sibling modules; their names stay
 # importable from here, where callers have always found them.
@@ -279,7 +279,7 @@ def build_rules(scope: Any, gates: GatesConfig | None) -> list[GateRule]:
     """Resolve a ``gates`` block into rules (profiles first, then the rules, in order)."""
     if gates is None:
         return []
-    from ragmeter.runner.gates import PROFILES
+    from ragmeter.runner.gates import GATE_PROFILES
 
     default_systems = tuple(gates.systems) if gates.systems is not None else None
     if gates.systems is not None:
@@ -290,14 +290,14 @@ def build_rules(scope: Any, gates: GatesConfig | None) -> list[GateRule]:
         keypath = (
             ("gates", "profile") if isinstance(gates.profile, str) else ("gates", "profile", j)
         )
-        if profile not in PROFILES:
-            did = suggest(profile, list(PROFILES), n=1)
+        if profile not in GATE_PROFILES:
+            did = suggest(profile, list(GATE_PROFILES), n=1)
             raise scope.error(
                 keypath,
-                f"unknown gate profile '{profile}' (expected one of {', '.join(PROFILES)})"
+                f"unknown gate profile '{profile}' (expected one of {', '.join(GATE_PROFILES)})"
                 + (f"; did you mean '{did[0]}'?" if did else ""),
             )
-        for kind, metric, threshold in PROFILES[profile]:
+        for kind, metric, threshold in GATE_PROFILES[profile]:
             task, canonical, direction, level = _resolve_rule_metric(scope, keypath, metric)
             rules.append(
                 GateRule(

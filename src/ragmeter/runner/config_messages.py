@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ragmeter.errors import InputError
+from ragmeter.io.yamlmap import LineMap, format_path
 from ragmeter.registry import suggest
 from ragmeter.runner.config_models import (
     TOP_KEYS,
@@ -19,7 +20,6 @@ from ragmeter.runner.config_models import (
     NoRegressionRule,
     ThresholdRule,
 )
-from ragmeter.runner.yamlmap import LineMap, format_path
 
 # -- pydantic errors as one line ----------------------------------------------------------------
 

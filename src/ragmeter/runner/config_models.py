@@ -18,9 +18,9 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 from ragmeter.errors import InputError
 from ragmeter.io.jsonutil import dumps
+from ragmeter.io.yamlmap import LineMap, format_path
 from ragmeter.registry import ResolvedMetric
 from ragmeter.runner.tasks import TaskOptions
-from ragmeter.runner.yamlmap import LineMap, format_path
 
 SYSTEM_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
 

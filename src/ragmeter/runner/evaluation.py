@@ -32,7 +32,7 @@ from ragmeter.views import SummaryDict, require_pandas, table_csv
 if TYPE_CHECKING:  # pandas is optional
     import pandas as pd
 
-    from ragmeter.runner.pipeline import SystemRun
+    from ragmeter.runner.runs import SystemRun
 
 __all__ = ["EvaluationResult"]
 

@@ -23,7 +23,7 @@ from ragmeter.errors import UsageError
 from ragmeter.result import Aggregate
 
 __all__ = [
-    "PROFILES",
+    "GATE_PROFILES",
     "GateOutcome",
     "GateReport",
     "evaluate_rules",
@@ -90,10 +90,25 @@ class _Profiles(Mapping[str, tuple[tuple[str, str, float], ...]]):
         return len(self._sources)
 
 
-PROFILES: Mapping[str, tuple[tuple[str, str, float], ...]] = _Profiles(
+GATE_PROFILES: Mapping[str, tuple[tuple[str, str, float], ...]] = _Profiles(
     {"heritage": _heritage, "grounded": _grounded}
 )
 """Built-in gate profiles: (kind, task.metric, threshold)."""
+
+
+def __getattr__(name: str) -> Any:
+    # "profile" also names the answer-normalisation profiles (ragmeter.answers.PROFILES) and the
+    # extraction hierarchy profiles; the gate profiles are GATE_PROFILES, the old name warns
+    if name == "PROFILES":
+        import warnings
+
+        warnings.warn(
+            "ragmeter.runner.gates.PROFILES is deprecated: use GATE_PROFILES",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return GATE_PROFILES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)

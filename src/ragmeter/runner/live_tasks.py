@@ -94,7 +94,7 @@ def with_system_errors(
 ) -> tuple[Any, list[SampleRecord]]:
     """The task's Result over the units whose calls succeeded, plus a ``system_error`` row per
     failed unit and metric; and the sample records. Never cached: a re-run retries the calls."""
-    from ragmeter.runner.pipeline import _own_stats, add_cis
+    from ragmeter.runner.intervals import add_cis, own_stats
 
     ok = [u for u in ctx.units if u.id not in failed]
     result = None
@@ -121,7 +121,7 @@ def with_system_errors(
                     ok,
                     list(factors),
                     unit_of=adapter.unit_of,
-                    corpus_stats=lambda m, a=adapter, r=result: _own_stats(a, m, r),
+                    corpus_stats=lambda m, a=adapter, r=result: own_stats(a, m, r),
                     evaluate_subset=lambda us, a=adapter, c=sub, o=outputs: a.evaluate_subset(
                         c, o, us
                     ),

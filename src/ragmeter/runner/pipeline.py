@@ -15,19 +15,20 @@ import contextlib
 import os
 import secrets
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragmeter import registry
 from ragmeter.datasets.gold import GoldSet, load_gold
 from ragmeter.errors import UsageError
 from ragmeter.io.files import sha256_file
-from ragmeter.result import Result
+from ragmeter.io.files import shown_path as _shown
 from ragmeter.runner import outputs as out_io
 from ragmeter.runner.cache import DEFAULT_CACHE_DIR, TaskCache, input_hash
 from ragmeter.runner.config import RunConfig, load_config
+from ragmeter.runner.intervals import add_cis, aggregate_ci_settings
+from ragmeter.runner.intervals import own_stats as _own_stats  # the old private name
 from ragmeter.runner.judge_settings import resolve_judge
 from ragmeter.runner.live_tasks import (
     failed_units,
@@ -37,44 +38,18 @@ from ragmeter.runner.live_tasks import (
     with_system_errors,
 )
 from ragmeter.runner.outputs import OutputFile
+from ragmeter.runner.runs import SystemRun, TaskRun
 from ragmeter.runner.strata import stratify
 from ragmeter.runner.tasks import TaskContext, TaskSkipped, get_adapter
-from ragmeter.store.records import SampleRecord
 from ragmeter.systems.cache import DEFAULT_SYSTEMS_CACHE
 from ragmeter.systems.corpus import read_corpus
 from ragmeter.systems.runner import call_live_systems, load_systems
 from ragmeter.systems.session import SystemCalls
 
+if TYPE_CHECKING:  # imported when a run is done: the pipeline module stays light for the CLI
+    from ragmeter.runner.evaluation import EvaluationResult
+
 __all__ = ["SystemRun", "TaskRun", "evaluate", "run_pipeline"]
-
-
-@dataclass
-class TaskRun:
-    """One task evaluated (or skipped) for one system."""
-
-    system: str
-    task: str
-    status: str  # "ok" | "skipped"
-    reason: str | None = None
-    result: Result | None = None
-    records: list[SampleRecord] = field(default_factory=list)
-    input_hash: str | None = None
-    reused: bool = False
-    metrics: list[str] = field(default_factory=list)  # canonical names asked for
-    requested: list[str] = field(default_factory=list)  # as written
-
-
-@dataclass
-class SystemRun:
-    name: str
-    run_id: str
-    version: str | None
-    tags: list[str]
-    notes: str | None
-    outputs: dict[str, OutputFile] = field(default_factory=dict)
-    tasks: dict[str, TaskRun] = field(default_factory=dict)
-    live: dict[str, Any] | None = None  # how a live system was called (docs/systems.md)
-    calls: dict[str, dict[str, Any]] | None = None  # per method: calls, cache hits, errors, time
 
 
 def new_evaluation_id(now: datetime) -> str:
@@ -215,15 +190,6 @@ def _read_outputs(
     return result
 
 
-def _shown(path: Path) -> str:
-    """A path as messages show it: relative to the working directory when that is shorter."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:  # another drive on Windows
-        return str(path)
-    return rel if len(rel) < len(str(path)) else str(path)
-
-
 def _add_rule_metrics(cfg: RunConfig) -> None:
     """Gate and comparison metrics are computed even when a task block does not list them."""
     wanted: list[tuple[str, str]] = [
@@ -240,60 +206,6 @@ def _add_rule_metrics(cfg: RunConfig) -> None:
             cfg.metrics[task].append(hit)
 
 
-def aggregate_ci_settings(cfg: RunConfig) -> dict[str, Any] | None:
-    """How aggregates get their 95% CI: a seeded bootstrap of the per-sample values.
-
-    The method and resamples of ``compare.ci``/``compare.n_resamples`` when ``compare.ci`` is
-    set, else a percentile bootstrap with 1,000 resamples (cheap enough for every metric).
-    """
-    import importlib.util
-
-    if importlib.util.find_spec("ragmeter.stats") is None:
-        return None
-    compare = cfg.model.compare
-    if compare is not None and compare.ci:
-        return {"method": compare.ci, "n_resamples": compare.n_resamples, "seed": compare.seed}
-    return {"method": "percentile", "n_resamples": 1000, "seed": compare.seed if compare else 42}
-
-
-def _own_stats(adapter: Any, metric: str, result: Result) -> Any:
-    """(per-unit statistics, aggregate) of a corpus-level metric of one Result, or None."""
-    suff = adapter.sufficient_stats(metric, result, result)
-    return None if suff is None else (suff[0], suff[2])
-
-
-def add_cis(result: Result, settings: Mapping[str, Any] | None, wanted: Sequence[str] = ()) -> None:
-    """Add a bootstrap CI to each asked-for sample-level aggregate that is the mean of its rows."""
-    if settings is None:
-        return
-    import dataclasses
-
-    from ragmeter import stats
-    from ragmeter.runner.strata import metric_level
-
-    present = set(result.metrics)
-    for name, agg in list(result.aggregates.items()):
-        if name not in wanted or agg.value is None or agg.ci_low is not None:
-            continue
-        if name not in present:
-            continue
-        if metric_level(result.task, name, True) != "sample":
-            continue
-        values = result.values(name)
-        if len(values) < 2:
-            continue
-        mean = sum(sorted(values.values())) / len(values)
-        if abs(mean - float(agg.value)) > 1e-9 * max(1.0, abs(mean)):
-            continue  # not the plain mean of its rows (e.g. folded statuses): no CI
-        ci = stats.bootstrap_ci(
-            values,
-            method=settings["method"],
-            n_resamples=settings["n_resamples"],
-            seed=settings["seed"],
-        )
-        result.aggregates[name] = dataclasses.replace(agg, ci_low=ci.low, ci_high=ci.high)
-
-
 def run_pipeline(
     cfg: RunConfig,
     *,
@@ -304,7 +216,7 @@ def run_pipeline(
     systems_cache: str | os.PathLike[str] | None = DEFAULT_SYSTEMS_CACHE,
     refresh_systems: Sequence[str] = (),
     results_dir: str | os.PathLike[str] = "results",
-) -> Any:
+) -> EvaluationResult:
     """Evaluate a validated config; return an :class:`EvaluationResult` (nothing saved but the
     outputs of live systems, in ``results_dir/<evaluation-id>/outputs/<system>/``).
 
@@ -330,7 +242,7 @@ def run_pipeline(
     files = _read_outputs(cfg, gold_all, needed)
     has_live = bool(systems) or any(s.call is not None for s in cfg.systems)
     corpus = read_corpus(_shown(cfg.resolve_path(ds.corpus))) if has_live and ds.corpus else None
-    live = load_systems(cfg, runnable, systems)
+    live = load_systems(cfg, runnable, systems, task_outputs=lambda t: get_adapter(t).outputs)
     for name in refresh_systems:
         if name not in live:
             raise UsageError(
@@ -559,7 +471,7 @@ def evaluate(
     systems_cache: str | os.PathLike[str] | None = DEFAULT_SYSTEMS_CACHE,
     refresh_systems: Sequence[str] = (),
     results_dir: str | os.PathLike[str] = "results",
-) -> Any:
+) -> EvaluationResult:
     """Evaluate every system of a config on every task it has outputs (or methods) for.
 
     ``config`` is a path to a ``ragmeter.yaml`` or a dict with the same keys (paths in a dict

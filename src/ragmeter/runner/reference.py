@@ -19,7 +19,7 @@ from pydantic_core import PydanticUndefined
 
 from ragmeter import registry
 from ragmeter.runner import config as cfg
-from ragmeter.runner.gates import PROFILES
+from ragmeter.runner.gates import GATE_PROFILES
 from ragmeter.runner.judge_settings import NOT_CONFIGURED
 from ragmeter.runner.metrics_page import anchor
 from ragmeter.runner.tasks import get_adapter, task_names
@@ -152,7 +152,7 @@ def render() -> str:
         "| profile | rules |",
         "|---|---|",
     ]
-    for name, rules in PROFILES.items():
+    for name, rules in GATE_PROFILES.items():
         text = ", ".join(
             f"`{metric}` {'≥' if kind == 'min' else '≤'} {threshold:g}"
             for kind, metric, threshold in rules

@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragmeter.errors import UsageError
+from ragmeter.io.yamlmap import format_path
 from ragmeter.result import Aggregate, Result
 from ragmeter.runner.config import CompareConfig, build_rules, parse_gates
 from ragmeter.runner.gates import GateReport, evaluate_rules, parse_rule
-from ragmeter.runner.yamlmap import format_path
 from ragmeter.store import Store
 
 __all__ = ["gate_stored"]

@@ -20,7 +20,7 @@ __all__ = ["check_systems"]
 
 def check_systems(cfg: Any) -> dict[str, Any]:
     """``{system: {"call", "methods": {method: {"tasks", "unit", "args", "result"|"error"}}}}``."""
-    from ragmeter.runner.pipeline import _shown
+    from ragmeter.io.files import shown_path as _shown
     from ragmeter.systems.corpus import read_corpus
     from ragmeter.systems.runner import load_systems
 

@@ -5,7 +5,7 @@ turn failed calls into ``system_error`` rows of the task Results.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -51,12 +51,18 @@ def resolve_init_paths(init: Mapping[str, Any] | None, base_dir: Path) -> dict[s
 
 
 def load_systems(
-    cfg: Any, tasks: Sequence[str], objects: Mapping[str, Any] | None = None
+    cfg: Any,
+    tasks: Sequence[str],
+    objects: Mapping[str, Any] | None = None,
+    *,
+    task_outputs: Callable[[str], Collection[str]] | None = None,
 ) -> dict[str, LiveSystem]:
     """Import every ``call:`` system (or take the objects handed in), before any call.
 
     Raises a one-line :class:`InputError` at ``systems[i].call`` for an import path that does
     not import, a system with no protocol method, or one with no method the tasks need.
+    ``task_outputs(task)`` names the output files a task can read instead of calling the system;
+    the runner passes its task adapters' (handed in so this package never imports the runner).
     """
     objects = dict(objects or {})
     unknown = [n for n in objects if n not in cfg.system_names]
@@ -88,9 +94,7 @@ def load_systems(
         )
         ls.index = i
         files = {k for k, v in system.outputs.model_dump().items() if v is not None}
-        from ragmeter.runner.tasks import get_adapter
-
-        by_files = [t for t in tasks if any(k in files for k in get_adapter(t).outputs)]
+        by_files = [t for t in tasks if task_outputs and any(k in files for k in task_outputs(t))]
         if tasks and not by_files and not any(t in ls.tasks for t in tasks):
             needed = sorted(
                 {m for t in tasks for m, ts in METHOD_TASKS.items() if t in ts}

@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["current_item", "in_pytest", "record", "required", "session_strict"]
+__all__ = ["current_item", "in_pytest", "record", "required", "session_strict", "strict_enabled"]
 
 PROPERTY_PREFIX = "ragmeter"
 
@@ -27,13 +27,21 @@ def in_pytest() -> bool:
     return "pytest" in sys.modules and "PYTEST_CURRENT_TEST" in os.environ
 
 
+def strict_enabled(config: Any) -> bool:
+    """``--ragmeter-strict`` or the ini key ``ragmeter_strict`` of a pytest config.
+
+    Lives here, below the plugin, so the gate items ``testing.collect`` builds need not import
+    the plugin module back (the plugin depends on ``testing``, never the other way round).
+    """
+    return bool(config.getoption("ragmeter_strict", None) or config.getini("ragmeter_strict"))
+
+
 def session_strict() -> bool:
     """``--ragmeter-strict`` or ``ragmeter_strict = true`` of the running session."""
     item = current_item()
     if item is None:
         return False
-    plugin = sys.modules["ragmeter.pytest_plugin"]
-    return bool(plugin.strict_enabled(item.config))
+    return strict_enabled(item.config)
 
 
 def required() -> set[str]:

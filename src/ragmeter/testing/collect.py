@@ -92,7 +92,7 @@ class GateItem(pytest.Item):
     def runtest(self) -> None:
         __tracebackhide__ = True
         from ragmeter import testing
-        from ragmeter.pytest_plugin import strict_enabled
+        from ragmeter.testing._context import strict_enabled
         from ragmeter.testing.assertions import gate_check, gate_outcomes
         from ragmeter.testing.checks import conclude
         from ragmeter.testing.session import RunFactory

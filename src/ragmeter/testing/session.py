@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from ragmeter import pytest_plugin as plugin
+from ragmeter.testing import _state as plugin_state
 
 __all__ = ["RunFactory"]
 
@@ -49,7 +49,7 @@ class RunFactory:
     def load(self, path: Path) -> Any:
         from ragmeter.testing.runset import load_config_checked
 
-        state = plugin._state(self.config)
+        state = plugin_state.session_state(self.config)
         key = str(path)
         if key not in state.configs:
             state.configs[key] = load_config_checked(_shorter(path))
@@ -62,9 +62,9 @@ class RunFactory:
         systems: Sequence[str] | None = None,
         tasks: Sequence[str] | None = None,
     ) -> Any:
-        state = plugin._state(self.config)
+        state = plugin_state.session_state(self.config)
         state.used = True
-        path = plugin._resolve(self.config, config_path)
+        path = plugin_state.resolve(self.config, config_path)
         cfg = self.load(path)
         args = [str(path.resolve()), cfg.hash, list(systems or []) or None, tasks and list(tasks)]
         key = hashlib.sha256(json.dumps(args).encode()).hexdigest()[:16]
@@ -87,13 +87,13 @@ class RunFactory:
 
         tmp = _tmp_factory(self.config)
         root = tmp.getbasetemp() / "ragmeter"
-        store_opt = plugin._option(self.config, "ragmeter_store")
+        store_opt = plugin_state.option(self.config, "ragmeter_store")
         store = store_opt or f"sqlite:///{root / 'store.db'}"
         cache_dir = None
         if store_opt:  # a persistent store: reuse unchanged task results, like ragmeter run
             from ragmeter.runner.cache import DEFAULT_CACHE_DIR
 
-            cache_dir = plugin._resolve(self.config, DEFAULT_CACHE_DIR)
+            cache_dir = plugin_state.resolve(self.config, DEFAULT_CACHE_DIR)
 
         def compute() -> Any:
             return evaluate_config(

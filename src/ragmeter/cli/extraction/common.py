@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,28 +13,22 @@ _FORMATS = ("brat", "conll", "heritage")
 
 
 def _console():
-    from ragmeter.terminal import make_console
+    from ragmeter.cli.console import make_console
 
     return make_console()  # labels, ids and documents are data: printed as text
 
 
 def _status(message: str):
     """A transient spinner on stderr (shown only on a terminal)."""
-    import contextlib
+    from ragmeter.cli.console import spinner
 
-    if not sys.stderr.isatty():
-        return contextlib.nullcontext()
-    from ragmeter.terminal import make_console
-
-    return make_console(stderr=True).status(message)
+    return spinner(message)
 
 
 def _fmt(x: Any) -> str:
-    if x is None:
-        return "—"
-    if isinstance(x, float):
-        return f"{x:.4f}"
-    return str(x)
+    from ragmeter.cli.console import NO_SCORE, decimals
+
+    return decimals(x, missing=NO_SCORE, only_floats=True)
 
 
 def _emit_json(data: Any) -> None:

@@ -8,23 +8,9 @@ from typing import Any
 
 from ragmeter import status as st
 from ragmeter.judge.config import RubricDef
+from ragmeter.records.judge import Sample  # below io, which builds it
 
 __all__ = ["Options", "Outcome", "Part", "Sample", "blank", "f1_score", "single"]
-
-
-@dataclass(frozen=True)
-class Sample:
-    """One judged sample (docs/judge.md input keys)."""
-
-    id: str
-    question: str | None = None
-    answer: str | None = None
-    reference: str | None = None
-    contexts: tuple[str, ...] | None = None
-    context_ids: tuple[str | None, ...] | None = None
-    reference_contexts: tuple[str, ...] | None = None
-    template_id: str | None = None
-    line: int | None = None
 
 
 @dataclass

@@ -24,7 +24,7 @@ from ragmeter.retrieval.measures.family import (
 )
 
 if TYPE_CHECKING:
-    from ragmeter.retrieval.measure import Measure
+    from ragmeter.retrieval.measures.family import MeasureArgs
 
 
 def _terms(ctx: Context) -> np.ndarray:
@@ -55,7 +55,7 @@ def average_precision(ctx: Context) -> np.ndarray:
     return out
 
 
-def ap(ctx: Context, m: Measure) -> np.ndarray:
+def ap(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """AP = (1/R)·Σⱼ j/iⱼ."""
     return average_precision(ctx)
 
@@ -77,7 +77,7 @@ MAP = Family(
 )
 
 
-def ap_cut(ctx: Context, m: Measure) -> np.ndarray:
+def ap_cut(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """AP@k: the AP sum over ranks ≤ k, still divided by R (not min(R, k))."""
     k = int(m.cutoff)  # type: ignore[arg-type]
     total = _prefix(ctx, ctx.hits(k))
@@ -101,7 +101,7 @@ MAP_CUT = Family(
 )
 
 
-def gm_map(ctx: Context, m: Measure) -> np.ndarray:
+def gm_map(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """Per query ln(max(AP, 1e-5)); the summary is exp of their mean.
 
     As trec_eval summarises it (docs/retrieval.md#semantics-trec_eval-100).

@@ -22,7 +22,7 @@ from ragmeter.retrieval.measures.family import (
 )
 
 if TYPE_CHECKING:
-    from ragmeter.retrieval.measure import Measure
+    from ragmeter.retrieval.measures.family import MeasureArgs
 
 
 def bpref_values(ctx: Context) -> np.ndarray:
@@ -42,12 +42,12 @@ def bpref_values(ctx: Context) -> np.ndarray:
     return out
 
 
-def bpref(ctx: Context, m: Measure) -> np.ndarray:
+def bpref(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """bpref (0.5-style partial credit for judged non-relevant documents above)."""
     return bpref_values(ctx)
 
 
-def gm_bpref(ctx: Context, m: Measure) -> np.ndarray:
+def gm_bpref(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """Per query ln(max(bpref, 1e-5)); the summary is exp of their mean."""
     return log_floor(bpref_values(ctx))
 

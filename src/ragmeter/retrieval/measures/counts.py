@@ -11,7 +11,7 @@ from ragmeter.retrieval.measures.base import Context
 from ragmeter.retrieval.measures.family import REL, TREC_APPENDIX, TREC_EVAL_DOC, Family
 
 if TYPE_CHECKING:
-    from ragmeter.retrieval.measure import Measure
+    from ragmeter.retrieval.measures.family import MeasureArgs
 
 RUNID = Family(
     "runid",
@@ -41,7 +41,7 @@ NUM_Q = Family(
 )
 
 
-def num_ret(ctx: Context, m: Measure) -> np.ndarray:
+def num_ret(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """n: documents retrieved (after -M and -J)."""
     return ctx.n.copy()
 
@@ -65,7 +65,7 @@ NUM_RET = Family(
 )
 
 
-def num_rel(ctx: Context, m: Measure) -> np.ndarray:
+def num_rel(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """R: qrels lines with grade ≥ level, retrieved or not."""
     return ctx.R.copy()
 
@@ -89,7 +89,7 @@ NUM_REL = Family(
 )
 
 
-def num_rel_ret(ctx: Context, m: Measure) -> np.ndarray:
+def num_rel_ret(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """hits(n): relevant documents retrieved."""
     return ctx.hits_n.copy()
 
@@ -112,7 +112,7 @@ NUM_REL_RET = Family(
 )
 
 
-def num_nonrel_judged_ret(ctx: Context, m: Measure) -> np.ndarray:
+def num_nonrel_judged_ret(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """Retrieved documents judged non-relevant (0 ≤ grade < level)."""
     return np.bincount(ctx.r.q[ctx.is_nonrel], minlength=ctx.E).astype(np.int64)
 

@@ -17,7 +17,7 @@ from ragmeter.retrieval.measures.family import (
 )
 
 if TYPE_CHECKING:
-    from ragmeter.retrieval.measure import Measure
+    from ragmeter.retrieval.measures.family import MeasureArgs
 
 
 def _count_le(ctx: Context, mask: np.ndarray, k: int) -> np.ndarray:
@@ -25,21 +25,21 @@ def _count_le(ctx: Context, mask: np.ndarray, k: int) -> np.ndarray:
     return np.bincount(ctx.r.q[sel], minlength=ctx.E).astype(np.int64)
 
 
-def unjudged(ctx: Context, m: Measure) -> np.ndarray:
+def unjudged(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """unj@k = (unpooled or pooled-unjudged documents among the first min(k, n))/k."""
     k = int(m.cutoff)  # type: ignore[arg-type]
     judged = _count_le(ctx, ctx.r.grade >= 0, k)
     return (np.minimum(k, ctx.n) - judged).astype(np.float64) / float(k)
 
 
-def judged(ctx: Context, m: Measure) -> np.ndarray:
+def judged(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """Judged@k = documents with any qrels line among the first min(k, n), over min(k, n)."""
     k = int(m.cutoff)  # type: ignore[arg-type]
     have = _count_le(ctx, np.ones(ctx.r.grade.size, dtype=bool), k)
     return safe_div(have, np.minimum(k, ctx.n))
 
 
-def relstring(ctx: Context, m: Measure) -> list[str]:
+def relstring(ctx: Context, m: MeasureArgs) -> list[str]:
     """One character per rank for the first min(L, n): grade 0-9, '>' above 9, '-' unpooled,
     '.' pooled but unjudged."""
     length = int(m.param("length", 10))

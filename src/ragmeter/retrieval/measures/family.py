@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ragmeter.registry import Param
 
@@ -42,6 +42,7 @@ __all__ = [
     "VAN_RIJSBERGEN",
     "Family",
     "K",
+    "MeasureArgs",
 ]
 
 TREC_EVAL = "trec_eval 10.0"
@@ -86,6 +87,25 @@ REL = Param("rel", "int", None, "relevance level for this measure (default: -l)"
 JUDGED = Param("judged_only", "bool", False, "drop unjudged documents before ranking (-J)")
 GAINS = Param("gains", "dict[int, float]", None, "gain per grade, e.g. {0:0,1:1,2:3}")
 PERSISTENCE = Param("p", "float", None, "persistence (0 < p < 1); 0.9 for rbp, 0.8 for RBP")
+
+
+class MeasureArgs(Protocol):
+    """What a kernel reads of a requested measure (:class:`ragmeter.retrieval.measure.Measure`).
+
+    Kernels are typed against this protocol rather than the class, so that the declarations and
+    kernels sit below the name grammar that imports them.
+    """
+
+    @property
+    def family(self) -> str: ...
+
+    @property
+    def cutoff(self) -> int | float | None: ...
+
+    @property
+    def gains(self) -> tuple[tuple[int, float], ...] | None: ...
+
+    def param(self, name: str, default: Any = None) -> Any: ...
 
 
 @dataclass(frozen=True)

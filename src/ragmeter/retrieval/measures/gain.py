@@ -37,12 +37,12 @@ from ragmeter.retrieval.measures.family import (
 )
 
 if TYPE_CHECKING:
-    from ragmeter.retrieval.measure import Measure
+    from ragmeter.retrieval.measures.family import MeasureArgs
 
 GainFn = Callable[[np.ndarray], np.ndarray]
 
 
-def gain_function(m: Measure) -> tuple[tuple[object, ...], GainFn]:
+def gain_function(m: MeasureArgs) -> tuple[tuple[object, ...], GainFn]:
     """(cache key, grades → gains) for a measure."""
     if m.family in ("ndcg_exp", "ndcg_cut_exp"):
 
@@ -122,7 +122,7 @@ class GainView:
         return self.idcg(self.isize)
 
 
-def view(ctx: Context, m: Measure) -> GainView:
+def view(ctx: Context, m: MeasureArgs) -> GainView:
     key, fn = gain_function(m)
     cache = ctx.__dict__.setdefault("_gain_views", {})
     if key not in cache:
@@ -137,30 +137,30 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
-def ndcg_cut(ctx: Context, m: Measure) -> np.ndarray:
+def ndcg_cut(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """nDCG@k = DCG(k)/IDCG(k)."""
     v = view(ctx, m)
     k = int(m.cutoff)  # type: ignore[arg-type]
     return _ratio(v.dcg(k), v.idcg(k))
 
 
-def ndcg(ctx: Context, m: Measure) -> np.ndarray:
+def ndcg(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """nDCG = DCG(n)/IDCG(|I|): the ideal is not cut at n (trec_eval#11)."""
     v = view(ctx, m)
     return _ratio(v.dcg_n(ctx), v.idcg_all())
 
 
-def dcg(ctx: Context, m: Measure) -> np.ndarray:
+def dcg(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """DCG(n)."""
     return view(ctx, m).dcg_n(ctx)
 
 
-def ideal_dcg(ctx: Context, m: Measure) -> np.ndarray:
+def ideal_dcg(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """IDCG(|I|)."""
     return view(ctx, m).idcg_all()
 
 
-def ndcg_rel(ctx: Context, m: Measure) -> np.ndarray:
+def ndcg_rel(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """ndcg_rel: Σ over positive-gain retrieved documents of DCG(i)/IDCG(i), plus
     (|I| − their number)·DCG(n)/IDCG(|I|) for the ideal documents not retrieved, over |I|."""
     v = view(ctx, m)
@@ -180,7 +180,7 @@ def ndcg_rel(ctx: Context, m: Measure) -> np.ndarray:
     return out
 
 
-def rndcg(ctx: Context, m: Measure) -> np.ndarray:
+def rndcg(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """Mean of DCG(min(b, n))/IDCG(b) over the depths b where the ideal gain changes (and n)."""
     v = view(ctx, m)
     # boundaries inside the ideal list: the last position of each run of equal gains
@@ -208,7 +208,7 @@ def rndcg(ctx: Context, m: Measure) -> np.ndarray:
     return out
 
 
-def g_measure(ctx: Context, m: Measure) -> np.ndarray:
+def g_measure(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """G: Σ gain(dᵢ)/log₂(2 + S_cost(i) − S_res(i)) over ΣI, with S_cost the running sum of
     max(Iⱼ, 1) and S_res the running sum of gains."""
     v = view(ctx, m)
@@ -227,7 +227,7 @@ def g_measure(ctx: Context, m: Measure) -> np.ndarray:
     return _ratio(total, ideal_sum)
 
 
-def bin_g(ctx: Context, m: Measure) -> np.ndarray:
+def bin_g(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """binG = (1/R)·Σⱼ 1/log₂(2 + iⱼ − j) over the relevant retrieved documents."""
     terms = 1.0 / log2_table(2 + ctx.rel_rank - ctx.rel_j)
     total = seg_totals(terms, ctx.rel_starts)

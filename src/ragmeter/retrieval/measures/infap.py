@@ -20,12 +20,12 @@ from ragmeter.retrieval.measures.family import (
 )
 
 if TYPE_CHECKING:
-    from ragmeter.retrieval.measure import Measure
+    from ragmeter.retrieval.measures.family import MeasureArgs
 
 EPSILON = 0.00001
 
 
-def inf_ap(ctx: Context, m: Measure) -> np.ndarray:
+def inf_ap(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """infAP with ε = 1e-5 (so full-precision values differ slightly from round numbers)."""
     rel = ctx.is_rel
     r_above = (ctx.rel_j - 1).astype(np.int64)

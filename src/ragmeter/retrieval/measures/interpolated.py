@@ -25,7 +25,7 @@ from ragmeter.retrieval.measures.family import (
 )
 
 if TYPE_CHECKING:
-    from ragmeter.retrieval.measure import Measure
+    from ragmeter.retrieval.measures.family import MeasureArgs
 
 
 def round_half_away(x: np.ndarray) -> np.ndarray:
@@ -56,12 +56,12 @@ def interpolated_precision(ctx: Context, point: float) -> np.ndarray:
     return out
 
 
-def iprec_at_recall(ctx: Context, m: Measure) -> np.ndarray:
+def iprec_at_recall(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """IPrec@p: interpolated precision at recall p (0 if fewer than round(p·R) are found)."""
     return interpolated_precision(ctx, float(m.cutoff))  # type: ignore[arg-type]
 
 
-def eleven_point_average(ctx: Context, m: Measure) -> np.ndarray:
+def eleven_point_average(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """Mean of IPrec over the points, summed from the highest point down as trec_eval does."""
     points = list(m.param("points"))
     total = np.zeros(ctx.E, dtype=np.float64)

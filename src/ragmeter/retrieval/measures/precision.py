@@ -26,38 +26,38 @@ from ragmeter.retrieval.measures.family import (
 )
 
 if TYPE_CHECKING:
-    from ragmeter.retrieval.measure import Measure
+    from ragmeter.retrieval.measures.family import MeasureArgs
 
 
-def precision(ctx: Context, m: Measure) -> np.ndarray:
+def precision(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """P@k = hits(k)/k."""
     k = int(m.cutoff)  # type: ignore[arg-type]
     return ctx.hits(k).astype(np.float64) / float(k)
 
 
-def recall(ctx: Context, m: Measure) -> np.ndarray:
+def recall(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """R@k = hits(k)/R (0 when R = 0)."""
     return safe_div(ctx.hits(int(m.cutoff)), ctx.R)  # type: ignore[arg-type]
 
 
-def relative_precision(ctx: Context, m: Measure) -> np.ndarray:
+def relative_precision(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """relative_P@k = hits(k)/min(k, R) (0 when R = 0)."""
     k = int(m.cutoff)  # type: ignore[arg-type]
     return safe_div(ctx.hits(k), np.minimum(k, ctx.R))
 
 
-def success(ctx: Context, m: Measure) -> np.ndarray:
+def success(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """Success@k = 1 if hits(k) > 0."""
     return (ctx.hits(int(m.cutoff)) > 0).astype(np.float64)  # type: ignore[arg-type]
 
 
-def success_all(ctx: Context, m: Measure) -> np.ndarray:
+def success_all(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """Success(all=true)@k = 1 if every relevant document is in the top k (0 when R = 0)."""
     hits = ctx.hits(int(m.cutoff))  # type: ignore[arg-type]
     return ((ctx.R > 0) & (hits == ctx.R)).astype(np.float64)
 
 
-def r_precision(ctx: Context, m: Measure) -> np.ndarray:
+def r_precision(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """Rprec = hits(R)/R; ranks past n count as non-relevant."""
     look = np.minimum(ctx.n, ctx.R)
     out = np.zeros(ctx.E, dtype=np.float64)
@@ -66,7 +66,7 @@ def r_precision(ctx: Context, m: Measure) -> np.ndarray:
     return out
 
 
-def r_precision_mult(ctx: Context, m: Measure) -> np.ndarray:
+def r_precision_mult(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """Rprec_mult_m = P@c with c = ⌊m·R + 0.9⌋ (trec_eval 10.0 still adds 0.9), P@0 = 0."""
     mult = float(m.cutoff)  # type: ignore[arg-type]
     c = np.trunc(mult * ctx.R.astype(np.float64) + 0.9).astype(np.int64)

@@ -22,7 +22,7 @@ from ragmeter.retrieval.measures.family import (
 )
 
 if TYPE_CHECKING:
-    from ragmeter.retrieval.measure import Measure
+    from ragmeter.retrieval.measures.family import MeasureArgs
 
 
 def powers(p: float, count: int) -> np.ndarray:
@@ -43,7 +43,7 @@ def _levels(ctx: Context) -> np.ndarray:
     return top + 1
 
 
-def rbp(ctx: Context, m: Measure) -> np.ndarray:
+def rbp(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """RBP with persistence p (0.9 for rbp, 0.8 for RBP)."""
     p = float(m.param("p", 0.9))
     custom = dict(m.gains or ())
@@ -82,7 +82,7 @@ def rbp(ctx: Context, m: Measure) -> np.ndarray:
     return (1.0 - p) * seg_totals(terms, starts)
 
 
-def rbp_resid(ctx: Context, m: Measure) -> np.ndarray:
+def rbp_resid(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """The RBP residual: p^n + (1 − p)·Σ p^(i−1) over the unjudged documents in the ranking.
 
     trec_eval's rule (kept): 0 when the ranking holds no unjudged document. With ``tail=true``

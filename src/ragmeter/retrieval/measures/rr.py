@@ -16,7 +16,7 @@ from ragmeter.retrieval.measures.family import (
 )
 
 if TYPE_CHECKING:
-    from ragmeter.retrieval.measure import Measure
+    from ragmeter.retrieval.measures.family import MeasureArgs
 
 
 def _first_rank(ctx: Context) -> np.ndarray:
@@ -27,7 +27,7 @@ def _first_rank(ctx: Context) -> np.ndarray:
     return first
 
 
-def reciprocal_rank(ctx: Context, m: Measure) -> np.ndarray:
+def reciprocal_rank(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """RR = 1/i₁, or 0 if no relevant document was retrieved."""
     first = _first_rank(ctx)
     out = np.zeros(ctx.E, dtype=np.float64)
@@ -36,7 +36,7 @@ def reciprocal_rank(ctx: Context, m: Measure) -> np.ndarray:
     return out
 
 
-def reciprocal_rank_cut(ctx: Context, m: Measure) -> np.ndarray:
+def reciprocal_rank_cut(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """RR@k = 1/i₁ if i₁ ≤ k, else 0."""
     first = _first_rank(ctx)
     out = np.zeros(ctx.E, dtype=np.float64)

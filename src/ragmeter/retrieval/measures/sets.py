@@ -18,31 +18,31 @@ from ragmeter.retrieval.measures.family import (
 )
 
 if TYPE_CHECKING:
-    from ragmeter.retrieval.measure import Measure
+    from ragmeter.retrieval.measures.family import MeasureArgs
 
 
-def set_precision(ctx: Context, m: Measure) -> np.ndarray:
+def set_precision(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """set_P = hits(n)/n."""
     return safe_div(ctx.hits_n, ctx.n)
 
 
-def set_recall(ctx: Context, m: Measure) -> np.ndarray:
+def set_recall(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """set_recall = hits(n)/R."""
     return safe_div(ctx.hits_n, ctx.R)
 
 
-def set_relative_precision(ctx: Context, m: Measure) -> np.ndarray:
+def set_relative_precision(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """set_relative_P = hits(n)/min(n, R)."""
     return safe_div(ctx.hits_n, np.minimum(ctx.n, ctx.R))
 
 
-def set_map(ctx: Context, m: Measure) -> np.ndarray:
+def set_map(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """set_map = hits(n)²/(n·R)."""
     h = ctx.hits_n.astype(np.float64)
     return safe_div(h * h, ctx.n.astype(np.float64) * ctx.R.astype(np.float64))
 
 
-def set_f(ctx: Context, m: Measure) -> np.ndarray:
+def set_f(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """set_F = (β+1)·P·Rc/(β·P + Rc), β used as given (not squared); 0 if hits(n) = 0."""
     beta = float(m.param("beta", 1.0))
     h = ctx.hits_n
@@ -54,7 +54,7 @@ def set_f(ctx: Context, m: Measure) -> np.ndarray:
     return out
 
 
-def utility(ctx: Context, m: Measure) -> np.ndarray:
+def utility(ctx: Context, m: MeasureArgs) -> np.ndarray:
     """p1·a + p2·b + p3·c + p4·d: a = hits(n), b = n − a, c = R − a, d = Ncoll + a − n − R.
 
     A judged query missing from the run scores 0 under ``-c`` (trec_eval's rule).

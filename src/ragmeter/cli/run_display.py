@@ -1,4 +1,8 @@
-"""The rich summary ``ragmeter run`` prints: metric tables per task, strata, comparisons, gates."""
+"""The rich summary ``ragmeter run`` prints: metric tables per task, strata, comparisons, gates.
+
+Command-line presentation, so it lives in ``cli`` (it was ``ragmeter.runner.display``); the
+runner computes the summary dict it prints.
+"""
 
 from __future__ import annotations
 
@@ -9,28 +13,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ragmeter import terminal
-from ragmeter.terminal import styled
+from ragmeter.cli.console import decimals, make_console, styled
 
-__all__ = ["make_console", "print_gate_report", "print_summary"]
+__all__ = ["print_gate_report", "print_summary"]
 
 VERDICT_STYLE = {"PASS": "bold green", "FAIL": "bold red", "SKIP": "yellow"}
-
-
-def make_console(stderr: bool = False) -> Console:
-    """A console for command output: 120 columns when writing to a pipe or a file, and every
-    string printed as text (project, system and stratum names are user text)."""
-    return terminal.make_console(stderr)
-
-
-def _num(value: Any, digits: int = 4) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, (int, float)):
-        return f"{value:.{digits}f}"
-    return str(value)
 
 
 def _cell(agg: Mapping[str, Any] | None, marker: str = "") -> Text:
@@ -38,7 +25,7 @@ def _cell(agg: Mapping[str, Any] | None, marker: str = "") -> Text:
         return Text("–", style="dim")
     if agg.get("value") is None:
         return Text(f"n/a ({agg.get('reason') or 'undefined'})", style="dim")
-    text = Text(_num(agg["value"]))
+    text = Text(decimals(agg["value"]))
     if agg.get("ci_low") is not None and agg.get("ci_high") is not None:
         text.append(f" [{agg['ci_low']:.3f}, {agg['ci_high']:.3f}]", style="dim")
     if marker:
@@ -185,7 +172,7 @@ def _print_strata(summary: Mapping[str, Any], systems: Sequence[str], console: C
                 for s in systems:
                     strata = summary["tasks"][task]["systems"].get(s, {}).get("strata", {})
                     agg = strata.get(factor, {}).get(level, {}).get(metric)
-                    parts.append(_num(agg.get("value") if agg else None, 3))
+                    parts.append(decimals(agg.get("value") if agg else None, 3))
                 row.append("/".join(parts))
             table.add_row(*row)
         console.print(table)
@@ -233,7 +220,11 @@ def _print_comparisons(summary: Mapping[str, Any], console: Console) -> None:
         ]
         if with_ci:
             cells.append(ci)
-        cells += [_num(c.get("p_value")), _num(c.get("p_adjusted")), _num(c.get("effect_size"), 2)]
+        cells += [
+            decimals(c.get("p_value")),
+            decimals(c.get("p_adjusted")),
+            decimals(c.get("effect_size"), 2),
+        ]
         table.add_row(*cells, sig)
     console.print(table)
     if untested:
@@ -260,7 +251,7 @@ def print_gate_report(gates: Mapping[str, Any], console: Console | None = None) 
             value = "–" if o.get("value") is None else f"{o['value']:+.4f}"
             thr = "–" if o.get("p_value") is None else f"p={o['p_value']:.4g}"
         else:
-            value = _num(o.get("value"))
+            value = decimals(o.get("value"))
             thr = "–" if o.get("threshold") is None else f"{o['threshold']:g}"
         table.add_row(
             o["rule"],
