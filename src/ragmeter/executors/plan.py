@@ -114,3 +114,15 @@ def scratch_root(executor_describe: dict[str, Any]) -> str:
     root = os.path.abspath(os.path.join(".ragmeter", "work"))
     os.makedirs(root, exist_ok=True)
     return root
+
+
+@dataclass(frozen=True)
+class PayloadShard:
+    """One call of ``func`` (``"module:function"`` inside ragmeter) on the arguments pickled
+    in ``path`` (a work-dir payload, checked against ``digest`` on the worker). Used where the
+    unit of work is a whole engine call: a runner task for one system, one comparison."""
+
+    index: int
+    path: str
+    digest: str
+    func: str

@@ -215,3 +215,19 @@ def evaluate_run_file(shard: Any) -> dict[str, Any]:
         "warnings": list(result.warnings),
         "values": {m: result.values(m) for m in shard.measures},
     }
+
+
+def call_payload(shard: Any) -> Any:
+    """Call ``shard.func`` on the arguments the driver wrote to the work dir."""
+    import hashlib
+    import importlib
+
+    module, _, name = shard.func.partition(":")
+    if module != "ragmeter" and not module.startswith("ragmeter."):
+        raise RuntimeError(f"{shard.func} is not a ragmeter function")
+    with open(shard.path, "rb") as fh:
+        data = fh.read()
+    if hashlib.sha256(data).hexdigest() != shard.digest:
+        raise RuntimeError(f"{shard.path} changed after it was written (digest mismatch)")
+    args = pickle.loads(data)
+    return getattr(importlib.import_module(module), name)(*args)
