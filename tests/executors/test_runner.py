@@ -103,15 +103,28 @@ def test_the_cli_takes_the_flags_and_the_config_block(here, scheduler, in_proces
 
 def test_config_executor_block_is_validated(here):
     cfg = config(TASKS)
-    cfg["executor"] = {"kind": "dask", "workerz": 2}
     path = here / "ragmeter.yaml"
-    path.write_text(json.dumps(cfg, indent=1), encoding="utf-8")
-    with pytest.raises(InputError, match="executor.workerz"):
-        load_config(path)
-    cfg["executor"] = {"workers": 0}
-    path.write_text(json.dumps(cfg, indent=1), encoding="utf-8")
-    with pytest.raises(InputError, match="executor.workers"):
-        load_config(path)
+    for block, key, message in (
+        (
+            {"kind": "dask", "workerz": 2},
+            "workerz",
+            "executor.workerz: unknown key (expected one of kind, workers, scheduler, "
+            "partitions, worker_memory, work_dir, keep_work); did you mean 'workers'?",
+        ),
+        (
+            {"workers": 0},
+            "workers",
+            "executor.workers: 0 is out of range (input should be greater than or equal to 1)",
+        ),
+        ({"keep_work": "yes"}, "keep_work", "executor.keep_work: is a string (expected a boolean)"),
+    ):
+        cfg["executor"] = block
+        text = json.dumps(cfg, indent=1)
+        path.write_text(text, encoding="utf-8")
+        line = 1 + text.splitlines().index(f'  "{key}": {json.dumps(block[key])}')
+        with pytest.raises(InputError) as err:
+            load_config(path)
+        assert str(err.value) == f"{path}:{line}: {message}"
     cfg["executor"] = {"kind": "local", "workers": 2}
     with pytest.raises(UsageError) as err:
         run_pipeline(load_config(cfg), cache_dir=None)

@@ -84,8 +84,9 @@ def register(app: typer.Typer) -> None:
 
         Systems with call: are called first (docs/systems.md); their outputs are written to
         results/<evaluation-id>/outputs/<system>/. With --workers or --scheduler (or the
-        config's executor: block) the tasks and comparisons run on Dask (docs/scaleout.md). Exit status: 0 all gates pass, 1 a gate
-        failed, 2 bad input (or a live system past its max_errors), 130 interrupted.
+        config's executor: block) the tasks and comparisons run on Dask (docs/scaleout.md).
+        Exit status: 0 all gates pass, 1 a gate failed, 2 bad input (or a live system past its
+        max_errors), 130 interrupted.
         """
         from ragmeter.errors import UsageError
         from ragmeter.runner.config import load_config
