@@ -116,7 +116,11 @@ def test_config_executor_block_is_validated(here):
             "workers",
             "executor.workers: 0 is out of range (input should be greater than or equal to 1)",
         ),
-        ({"keep_work": "yes"}, "keep_work", "executor.keep_work: is a string (expected true or false)"),
+        (
+            {"keep_work": "yes"},
+            "keep_work",
+            "executor.keep_work: is a string (expected true or false)",
+        ),
     ):
         cfg["executor"] = block
         text = json.dumps(cfg, indent=1)

@@ -74,9 +74,13 @@ def score_answers_shard(shard: LineShard) -> tuple[int, bytes]:
     :class:`SampleScore` records in row order: one bytes object crosses the wire, not one
     Python object per sample.
     """
-    from ragmeter.answers.inputs import coerce_golds, coerce_id, coerce_prediction
+    from ragmeter.answers.inputs import (
+        answer_groups,
+        coerce_golds,
+        coerce_id,
+        coerce_prediction,
+    )
     from ragmeter.answers.scoring import MISSING_PREDICTION
-    from ragmeter.cli.answers import _groups
 
     s = dict(shard.settings)
     keys = dict(s["keys"])
@@ -90,9 +94,8 @@ def score_answers_shard(shard: LineShard) -> tuple[int, bytes]:
         index += 1
         pred, missing = coerce_prediction(row.get(keys["pred"]), **where)
         if keys["groups"]:
-            gold = coerce_golds(
-                _groups(row[keys["groups"]], keys["groups"], where), key=keys["groups"], **where
-            )
+            groups = answer_groups(row[keys["groups"]], keys["groups"], where)
+            gold = coerce_golds(groups, key=keys["groups"], **where)
             gold_value = gold.groups if gold.given else None
         else:
             gold = coerce_golds(
