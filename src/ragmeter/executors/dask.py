@@ -57,6 +57,7 @@ class DaskExecutor:
         self.command = command
         self._cluster: Any = None
         self._owns_client = client is None
+        self._actors: list[Any] = []
         quiet_dask_logs()
         if client is not None:
             self.client = client
@@ -191,6 +192,25 @@ class DaskExecutor:
             if futures:
                 client.cancel(list(futures.values()))
 
+    def judge_coordinator(self, config: Any) -> Any:
+        """One :class:`~ragmeter.judge.coordinator.JudgeCoordinator` for the run, as a Dask
+        actor on one worker (actor calls run on their own thread there, beside the shards)."""
+        from ragmeter.judge.coordinator import JudgeCoordinator
+
+        workers = sorted(self.client.scheduler_info().get("workers", {}))
+        future = self.client.submit(
+            JudgeCoordinator,
+            rpm=config.rpm,
+            tpm=config.tpm,
+            concurrency=config.concurrency,
+            max_cost_usd=config.max_cost_usd,
+            actor=True,
+            workers=workers[:1] or None,
+            key=f"ragmeter-judge-coordinator-{os.getpid()}-{id(config)}",
+        )
+        self._actors.append(future)
+        return future.result()
+
     def describe(self) -> dict[str, Any]:
         import distributed
 
@@ -204,6 +224,10 @@ class DaskExecutor:
     def close(self) -> None:
         """Client first, then the cluster: the other order logs heartbeat tracebacks."""
         # closing must not hide the run's own outcome (an error, or Ctrl-C)
+        for future in self._actors:
+            with contextlib.suppress(Exception):
+                future.release()
+        self._actors = []
         if self._owns_client and self.client is not None:
             with contextlib.suppress(Exception):
                 self.client.close()

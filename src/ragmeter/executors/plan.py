@@ -126,3 +126,15 @@ class PayloadShard:
     path: str
     digest: str
     func: str
+    coordinator: Any = None  # the run's judge coordinator, for units that call the judge
+
+
+@dataclass(frozen=True)
+class JudgeShard:
+    """Samples to judge (pickled in the work-dir payload ``path``) and the run's coordinator,
+    an actor handle that is not part of the plan's identity."""
+
+    index: int
+    path: str
+    digest: str
+    coordinator: Any = None

@@ -233,4 +233,46 @@ def call_payload(shard: Any) -> Any:
     if hashlib.sha256(data).hexdigest() != shard.digest:
         raise RuntimeError(f"{shard.path} changed after it was written (digest mismatch)")
     args = pickle.loads(data)
-    return getattr(importlib.import_module(module), name)(*args)
+    if shard.coordinator is None:
+        return getattr(importlib.import_module(module), name)(*args)
+    from ragmeter.judge import coordinator
+
+    coordinator.install(shard.coordinator)
+    try:
+        return getattr(importlib.import_module(module), name)(*args)
+    finally:
+        coordinator.install(None)
+
+
+def judge_shard(shard: Any) -> dict[str, Any]:
+    """Judge one shard's samples with the judge's own asyncio runtime, under the run's
+    coordinator; returns every ``(sample, metric, repeat)`` outcome with its call stats and
+    the ledger rows."""
+    import asyncio
+    import dataclasses
+    import hashlib
+    import os
+
+    from ragmeter.judge import coordinator
+    from ragmeter.judge.engine import aevaluate
+
+    with open(shard.path, "rb") as fh:
+        data = fh.read()
+    if hashlib.sha256(data).hexdigest() != shard.digest:
+        raise RuntimeError(f"{shard.path} changed after it was written (digest mismatch)")
+    samples, metrics, config, options = pickle.loads(data)
+    key = os.environ.get(config.api_key_env or "")
+    if key:
+        config = dataclasses.replace(config, api_key=key)
+    outcomes: dict[tuple[str, str, int], Any] = {}
+
+    def keep(sid: str, pipe: str, repeat: int, outcome: Any, stats: Any) -> None:
+        outcomes[(sid, pipe, repeat)] = (outcome, stats)
+
+    coordinator.install(shard.coordinator)
+    try:
+        result = asyncio.run(aevaluate(samples, metrics, config=config, on_outcome=keep, **options))
+    finally:
+        coordinator.install(None)
+    versions = (result.metadata.get("judge") or {}).get("prompt_versions") or {}
+    return {"outcomes": outcomes, "ledger": list(result.ledger_rows), "prompts": versions}

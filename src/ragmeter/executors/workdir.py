@@ -55,6 +55,16 @@ def _paths(shard: Any) -> list[str]:
     return found
 
 
+def _plain(shards: Sequence[Any]) -> list[Any]:
+    """The shards without live handles (a coordinator differs from run to run)."""
+    from dataclasses import replace
+
+    return [
+        replace(s, coordinator=None) if getattr(s, "coordinator", None) is not None else s
+        for s in shards
+    ]
+
+
 def _write_atomic(path: str, data: bytes) -> None:
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "wb") as fh:
@@ -158,7 +168,7 @@ class WorkDir:
             "ragmeter": __version__,
             "label": label,
             "task": f"{task.__module__}.{task.__qualname__}",
-            "shards": hashlib.sha256(pickle.dumps(list(shards), protocol=4)).hexdigest(),
+            "shards": hashlib.sha256(pickle.dumps(_plain(shards), protocol=4)).hexdigest(),
             "inputs": sorted({file_identity(p) for s in shards for p in _paths(s)}),
         }
         digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()

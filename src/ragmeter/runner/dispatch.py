@@ -97,6 +97,22 @@ def _with_secret(ctx: Any) -> Any:
     return dataclasses.replace(ctx, judge=judge)
 
 
+def _judged(calls: Sequence[tuple[Any, ...]]) -> list[bool]:
+    """Which ``evaluate_unit`` calls may call the judge: a configured judge and a task that
+    uses it (the judge task, or a task whose metrics need an LLM)."""
+    from ragmeter.runner.tasks import get_adapter
+
+    out = []
+    for args in calls:
+        judge = getattr(args[1], "judge", None) if len(args) > 1 else None
+        configured = judge is not None and judge.configured and judge.config is not None
+        out.append(
+            bool(configured)
+            and get_adapter(args[0]).uses_llm(args[1].options, list(args[1].metrics))
+        )
+    return out
+
+
 @dataclasses.dataclass
 class _Deferred:
     trun: Any
@@ -178,14 +194,24 @@ class UnitDispatcher:
         try:
             self._start()
             name = f"{func.__module__}:{func.__name__}"
+            shared = self._coordinator(calls) if func is evaluate_unit else None
             shards = [
-                PayloadShard(i, *self.work.payload(args), name) for i, args in enumerate(calls)
+                PayloadShard(i, *self.work.payload(args), name, shared if uses else None)
+                for i, (args, uses) in enumerate(zip(calls, _judged(calls), strict=True))
             ]
             plan = self.work.plan(label, call_payload, shards)
             return list(run_resumable(self.executor, call_payload, shards, label=label, plan=plan))
         except BaseException:
             self.close(success=False)
             raise
+
+    def _coordinator(self, calls: Sequence[tuple[Any, ...]]) -> Any:
+        """One judge coordinator for every unit that calls the judge (rate, slots, budget)."""
+        for args, uses in zip(calls, _judged(calls), strict=True):
+            if uses:
+                make = getattr(self.executor, "judge_coordinator", None)
+                return None if make is None else make(args[1].judge.config)
+        return None
 
     def run_pending(self) -> None:
         """Evaluate the deferred units and fill in their task runs."""

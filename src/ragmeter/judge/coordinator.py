@@ -1,0 +1,308 @@
+"""One judge's limits shared by every process of a run (docs/scaleout.md, "The judge").
+
+In one process the judge's runtime keeps its own token buckets, in-flight semaphore, 429
+back-off and ``--max-cost`` budget. When shards of one judge run in several worker processes,
+those must hold for the run as a whole, not per process: :class:`JudgeCoordinator` keeps them
+in one place (a Dask actor started by the executor), and each worker's runtime asks it through
+the shims below, which :func:`install` puts in place for the duration of a shard. The
+coordinator also owns single-flight across processes: a cache key being sent by one worker is
+not sent by another, which waits for the reply to land in the shared cache.
+
+The coordinator never blocks: :meth:`JudgeCoordinator.reserve` returns how long the caller must
+wait, so one thread serves every worker. Across processes there is no initial burst: the
+request bucket holds one call, so any one-second window holds at most ``rpm/60 + 1`` calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ragmeter.judge.ledger import Budget
+from ragmeter.judge.limiter import SLOWDOWN_S
+
+__all__ = ["JudgeCoordinator", "current", "install"]
+
+POLL_S = 0.005  # how often a waiting worker asks again for a slot or a key being sent
+
+
+class _Bucket:
+    """A token bucket kept as the time at which it is full again (GCRA): reserving ``n`` units
+    returns the start time at which they are available, without sleeping."""
+
+    def __init__(self, capacity: float, rate: float) -> None:
+        self.capacity = capacity
+        self.rate = rate
+        self.full_at = -float("inf")
+
+    def reserve(self, n: float, now: float, factor: float) -> float:
+        rate = self.rate * factor
+        need = min(n, self.capacity)
+        start = max(now, self.full_at - (self.capacity - need) / rate)
+        self.full_at = max(self.full_at, start) + n / rate
+        return start
+
+    def adjust(self, delta: float) -> None:
+        self.full_at += delta / self.rate
+
+
+class JudgeCoordinator:
+    """Rate limits, in-flight slots, 429 back-off, the cost budget and single-flight for one
+    judge endpoint across processes. Thread-safe; every method returns at once."""
+
+    def __init__(
+        self,
+        *,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        concurrency: int = 8,
+        max_cost_usd: float | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._lock = threading.Lock()
+        self.clock = clock
+        self.requests = _Bucket(1.0, rpm / 60) if rpm else None
+        self.tokens = _Bucket(max(1.0, tpm / 10), tpm / 60) if tpm else None
+        self.concurrency = max(1, int(concurrency))
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.pause_until = -float("inf")
+        self.slow_since: float | None = None
+        self.budget = Budget(max_cost_usd)
+        self.sending: set[str] = set()
+        self.starts: list[float] = []
+
+    def ping(self) -> bool:
+        return True
+
+    def _factor(self, now: float) -> float:
+        if self.slow_since is None:
+            return 1.0
+        elapsed = now - self.slow_since
+        if elapsed >= SLOWDOWN_S:
+            self.slow_since = None
+            return 1.0
+        return 0.5 + 0.5 * max(0.0, elapsed) / SLOWDOWN_S
+
+    # -- rate -----------------------------------------------------------------------------------
+    def reserve(self, est_tokens: float) -> float:
+        """Seconds the caller waits before its call starts (its request and tokens are taken)."""
+        with self._lock:
+            return self._reserve(est_tokens) - self.clock()
+
+    def reserve_at(self, est_tokens: float) -> float:
+        """The time (on the coordinator's clock) at which the caller's call may start. Workers
+        sleep until then, so the round trip to the coordinator does not shift the call."""
+        with self._lock:
+            return self._reserve(est_tokens)
+
+    def _reserve(self, est_tokens: float) -> float:
+        now = self.clock()
+        factor = self._factor(now)
+        start = max(now, self.pause_until)
+        if self.requests is not None:
+            start = max(start, self.requests.reserve(1.0, start, factor))
+        if self.tokens is not None:
+            start = max(start, self.tokens.reserve(est_tokens, start, factor))
+        self.starts.append(start)
+        return start
+
+    def correct(self, estimated: float, actual: float | None) -> None:
+        with self._lock:
+            if self.tokens is not None and actual is not None:
+                self.tokens.adjust(actual - estimated)
+
+    def rate_limited(self, delay: float) -> None:
+        """A 429 seen by any worker pauses and slows them all."""
+        with self._lock:
+            now = self.clock()
+            self.pause_until = max(self.pause_until, now + delay)
+            self.slow_since = now
+
+    # -- in-flight slots ------------------------------------------------------------------------
+    def take_slot(self) -> bool:
+        with self._lock:
+            if self.in_flight >= self.concurrency:
+                return False
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            return True
+
+    def release_slot(self) -> None:
+        with self._lock:
+            self.in_flight = max(0, self.in_flight - 1)
+
+    # -- budget ---------------------------------------------------------------------------------
+    def try_reserve(self, amount: float) -> bool:
+        with self._lock:
+            return self.budget.try_reserve(amount)
+
+    def settle(self, reserved: float, actual: float | None) -> None:
+        with self._lock:
+            self.budget.settle(reserved, actual)
+
+    def release(self, reserved: float) -> None:
+        with self._lock:
+            self.budget.release(reserved)
+
+    # -- single-flight --------------------------------------------------------------------------
+    def claim(self, key: str) -> bool:
+        """True: the caller sends ``key``; False: another process is sending it."""
+        with self._lock:
+            if key in self.sending:
+                return False
+            self.sending.add(key)
+            return True
+
+    def sent(self, key: str) -> None:
+        with self._lock:
+            self.sending.discard(key)
+
+    def busy(self, key: str) -> bool:
+        with self._lock:
+            return key in self.sending
+
+    def report(self) -> dict[str, Any]:
+        """What the run used: for the benchmark and the tests."""
+        with self._lock:
+            return {
+                "starts": list(self.starts),
+                "max_in_flight": self.max_in_flight,
+                "spent": self.budget.spent,
+                "exhausted": self.budget.closed,
+            }
+
+
+# -- the worker side ----------------------------------------------------------------------------
+
+
+class _Remote:
+    """Calls a coordinator's methods by name; a Dask actor returns futures, resolved here."""
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+
+    def __call__(self, method: str, *args: Any) -> Any:
+        value = getattr(self.target, method)(*args)
+        result = getattr(value, "result", None)
+        return result() if callable(result) else value
+
+    async def call(self, method: str, *args: Any) -> Any:
+        return await asyncio.to_thread(self, method, *args)
+
+
+class SharedLimiter:
+    """:class:`~ragmeter.judge.limiter.RateLimiter`'s interface over the coordinator."""
+
+    def __init__(self, remote: _Remote, clock: Any) -> None:
+        self.remote = remote
+        self.clock = clock
+
+    async def acquire(self, est_tokens: float) -> None:
+        # the coordinator's clock is the wall clock, the same on every host kept by NTP
+        start = await self.remote.call("reserve_at", float(est_tokens))
+        wait = start - time.time()
+        if wait > 0:
+            await self.clock.sleep(wait)
+
+    def correct(self, estimated: float, actual: float | None) -> None:
+        if actual is not None:
+            self.remote("correct", float(estimated), float(actual))
+
+    def on_rate_limited(self, delay: float) -> None:
+        self.remote("rate_limited", float(delay))
+
+    def factor(self) -> float:
+        return 1.0
+
+
+class SharedSlots:
+    """The in-flight semaphore of the run, held by the coordinator."""
+
+    def __init__(self, remote: _Remote, clock: Any) -> None:
+        self.remote = remote
+        self.clock = clock
+
+    async def __aenter__(self) -> None:
+        while not await self.remote.call("take_slot"):
+            await asyncio.sleep(POLL_S)
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.remote.call("release_slot")
+
+
+class SharedBudget:
+    """:class:`~ragmeter.judge.ledger.Budget`'s interface over the coordinator."""
+
+    def __init__(self, remote: _Remote, cap: float | None) -> None:
+        self.remote = remote
+        self.cap = cap
+
+    def try_reserve(self, amount: float) -> bool:
+        return True if self.cap is None else bool(self.remote("try_reserve", float(amount)))
+
+    def settle(self, reserved: float, actual: float | None) -> None:
+        if self.cap is not None:
+            self.remote("settle", float(reserved), None if actual is None else float(actual))
+
+    def release(self, reserved: float) -> None:
+        if self.cap is not None:
+            self.remote("release", float(reserved))
+
+    @property
+    def closed(self) -> bool:
+        return False if self.cap is None else bool(self.remote("report")["exhausted"])
+
+
+class Shared:
+    """What a runtime uses instead of its own limits while :func:`install`-ed."""
+
+    def __init__(self, target: Any) -> None:
+        self.remote = _Remote(target)
+        self.remote("ping")  # a Dask actor handle binds to the thread that uses it first
+
+    def limiter(self, clock: Any) -> SharedLimiter:
+        return SharedLimiter(self.remote, clock)
+
+    def slots(self, clock: Any) -> SharedSlots:
+        return SharedSlots(self.remote, clock)
+
+    def budget(self, cap: float | None) -> SharedBudget:
+        return SharedBudget(self.remote, cap)
+
+    async def single_flight(self, key: str, cached: Callable[[], Any]) -> Any:
+        """``None`` once this process holds ``key`` (it sends it, then reports ``sent``); or
+        the reply another process sent meanwhile, read from the shared cache by ``cached``."""
+        while not await self.remote.call("claim", key):
+            while await self.remote.call("busy", key):
+                await asyncio.sleep(POLL_S)
+            found = cached()
+            if found is not None:
+                return found
+        return None
+
+
+_CURRENT: Shared | None = None
+
+
+def limits(shared: Shared | None, config: Any, clock: Any) -> tuple[Any, Any]:
+    """A runtime's rate limiter and budget: its own, or the coordinator's while installed."""
+    if shared is not None:
+        return shared.limiter(clock), shared.budget(config.max_cost_usd)
+    from ragmeter.judge.limiter import RateLimiter
+
+    return RateLimiter(rpm=config.rpm, tpm=config.tpm, clock=clock), Budget(config.max_cost_usd)
+
+
+def install(target: Any) -> None:
+    """Make runtimes created in this process use the coordinator ``target`` (``None``: their
+    own limits again)."""
+    global _CURRENT
+    _CURRENT = None if target is None else Shared(target)
+
+
+def current() -> Shared | None:
+    return _CURRENT

@@ -1,0 +1,196 @@
+"""``ragmeter judge`` across Dask workers: one coordinator for the run's limits and budget,
+one SQLite cache, no key sent twice, and the scores of the in-process run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ragmeter.judge.coordinator import JudgeCoordinator
+from tests.helpers import invoke
+from tests.judge.fake_openai import SENTINEL_KEY, FakeOpenAI
+from tests.judge.test_cli import samples, write_jsonl
+
+METRICS = ("-m", "faithfulness", "-m", "context_precision")
+
+
+@pytest.fixture(scope="module")
+def fake_server() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fake(fake_server: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
+    monkeypatch.chdir(tmp_path)
+    for var in ("RAGMETER_EXECUTOR", "RAGMETER_DASK_SCHEDULER", "RAGMETER_JUDGE_CACHE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("RAGMETER_LLM_BASE_URL", fake_server.url)
+    monkeypatch.setenv("RAGMETER_LLM_MODEL", "judge-test-model")
+    monkeypatch.setenv("OPENAI_API_KEY", SENTINEL_KEY)
+    fake_server.reset()
+    return fake_server
+
+
+def _judge(inp: Path, name: str, *extra: str) -> tuple[dict, str]:
+    per = Path(f"per-{name}.jsonl")
+    r = invoke(
+        "judge", str(inp), *METRICS, "--cache", f"{name}.sqlite", "--per-sample", str(per), *extra
+    )
+    assert r.code == 0, r.stderr
+    return json.loads(r.stdout), per.read_text(encoding="utf-8")
+
+
+def _max_per_second(times: list[float]) -> int:
+    times = sorted(times)
+    return max(sum(1 for t in times if start <= t < start + 1.0) for start in times)
+
+
+def test_two_workers_judge_as_in_process_and_send_each_key_once(fake, tmp_path, scheduler):
+    inp = write_jsonl(tmp_path / "in.jsonl", samples(9))
+    local, local_rows = _judge(inp, "local")
+    sent_locally = len(fake.requests)
+    fake.reset()
+    remote, remote_rows = _judge(inp, "remote", "--scheduler", scheduler, "--partitions", "4")
+    where = remote.pop("executor")
+    assert (where["kind"], where["cluster"], where["workers"]) == ("dask", "existing", 2)
+    assert remote == local  # scores, statuses, counts and cost
+    assert remote_rows == local_rows  # every per-sample record, in input order
+    assert sent_locally == len(fake.requests) == remote["cost"]["calls_sent"] == 27
+    assert max(Counter(r.digest for r in fake.requests).values()) == 1  # no key sent twice
+    # a re-run is served from the one cache the workers shared: nothing is sent again
+    fake.reset()
+    again, again_rows = _judge(inp, "remote", "--scheduler", scheduler, "--partitions", "3")
+    assert fake.requests == []
+    scores = [
+        [
+            (r["id"], r["metric"], r["status"], r["value"])
+            for r in map(json.loads, rows.splitlines())
+        ]
+        for rows in (again_rows, remote_rows)
+    ]
+    assert scores[0] == scores[1]
+    assert again["cost"]["cache_hits"] == 27
+    assert again.pop("executor") == where
+    assert again["metrics"] == remote["metrics"]
+
+
+def test_the_rate_limit_holds_across_workers(fake, tmp_path, scheduler):
+    inp = write_jsonl(tmp_path / "in.jsonl", samples(6))
+    rpm = 180  # 3 calls a second for the whole run, whatever the number of workers
+    summary, _ = _judge(
+        inp, "rpm", "--scheduler", scheduler, "--partitions", "4", "--rpm", str(rpm)
+    )
+    assert len(fake.requests) == summary["cost"]["calls_sent"] == 18
+    assert _max_per_second([r.arrived for r in fake.requests]) <= rpm / 60 + 1
+
+
+def test_in_flight_calls_are_shared_across_workers(fake, tmp_path, scheduler):
+    inp = write_jsonl(tmp_path / "in.jsonl", samples(6))
+    fake.latency = 0.05
+    _judge(inp, "slots", "--scheduler", scheduler, "--partitions", "4", "--concurrency", "2")
+    assert len(fake.requests) == 18
+    assert fake.max_in_flight == 2
+
+
+def test_the_budget_stops_every_worker(fake, tmp_path, scheduler):
+    inp = write_jsonl(tmp_path / "in.jsonl", samples(8))
+    # each call reserves its max_tokens at 1000 USD per million output tokens (about 2 USD)
+    # and costs its 20 reply tokens (0.02 USD): a 5 USD cap holds two reservations at a time
+    prices = ("--price-in", "0", "--price-out", "1000")
+    summary, rows = _judge(
+        inp, "budget", "--scheduler", scheduler, "--partitions", "4", "--max-cost", "5", *prices
+    )
+    statuses = Counter(json.loads(line)["status"] for line in rows.splitlines())
+    assert statuses["budget_exceeded"] > 0 and statuses["ok"] > 0
+    assert 0 < summary["cost"]["usd"] <= 5
+    assert len(fake.requests) == summary["cost"]["calls_sent"] < 24
+    assert summary["cost"]["usd"] == pytest.approx(0.02 * len(fake.requests))
+
+
+def test_stdin_and_graphrag_are_refused_under_dask(fake, tmp_path):
+    r = invoke("judge", "-", *METRICS, "--workers", "2")
+    assert (r.code, r.stderr.strip()) == (
+        2,
+        "ragmeter judge: --executor dask reads INPUT from a file every worker can see, not "
+        "from stdin (expected a file path)",
+    )
+    inp = write_jsonl(tmp_path / "in.jsonl", samples(1))
+    r = invoke("judge", str(inp), "--format", "graphrag", "--workers", "2")
+    assert r.code == 2
+    assert r.stderr.startswith("ragmeter judge: --format graphrag does not run under --executor")
+
+
+# -- the coordinator itself, on a clock the test drives ---------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_coordinator_spaces_calls_at_the_rate_without_a_burst():
+    clock = Clock()
+    co = JudgeCoordinator(rpm=60, concurrency=4, clock=clock)
+    waits = [co.reserve(0) for _ in range(5)]
+    assert waits == [0.0, 1.0, 2.0, 3.0, 4.0]
+    clock.t += 10  # an idle spell does not bank calls: the next two are a second apart
+    assert [co.reserve(0), co.reserve(0)] == [0.0, 1.0]
+    starts = co.report()["starts"]
+    assert _max_per_second(starts) <= 60 / 60 + 1
+
+
+def test_coordinator_429_pauses_and_halves_the_rate():
+    clock = Clock()
+    co = JudgeCoordinator(rpm=600, clock=clock)
+    assert co.reserve(0) == 0.0
+    co.rate_limited(2.0)
+    assert co.reserve(0) == 2.0  # the pause, for every worker
+    assert co.reserve(0) == pytest.approx(2.0 + 0.1 / 0.5 * 1.0)  # half rate just after
+
+
+def test_coordinator_tokens_slots_budget_and_single_flight():
+    clock = Clock()
+    co = JudgeCoordinator(tpm=600, concurrency=2, max_cost_usd=1.0, clock=clock)
+    assert co.reserve(60) == 0.0  # the token bucket holds tpm/10 = 60
+    assert co.reserve(60) == 6.0  # 60 more tokens at 10 a second
+    assert [co.take_slot(), co.take_slot(), co.take_slot()] == [True, True, False]
+    co.release_slot()
+    assert co.take_slot() is True
+    assert [co.try_reserve(0.4), co.try_reserve(0.4), co.try_reserve(0.4)] == [True, True, False]
+    co.settle(0.4, 0.1)
+    assert co.try_reserve(0.1) is False  # exhausted latches: no worker starts another call
+    assert co.report()["exhausted"] is True
+    assert [co.claim("k"), co.claim("k"), co.busy("k")] == [True, False, True]
+    co.sent("k")
+    assert (co.busy("k"), co.claim("k")) == (False, True)
+
+
+def test_shared_slots_wait_for_a_free_slot():
+    from ragmeter.judge.coordinator import Shared
+
+    co = JudgeCoordinator(concurrency=1)
+    shared = Shared(co)
+
+    async def two() -> list[str]:
+        order: list[str] = []
+
+        async def call(name: str, hold: float) -> None:
+            async with shared.slots(None):
+                order.append(f"{name}+")
+                await asyncio.sleep(hold)
+                order.append(f"{name}-")
+
+        await asyncio.gather(call("a", 0.05), call("b", 0.0))
+        return order
+
+    assert asyncio.run(two()) == ["a+", "a-", "b+", "b-"]
