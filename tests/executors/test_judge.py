@@ -194,3 +194,46 @@ def test_shared_slots_wait_for_a_free_slot():
         return order
 
     assert asyncio.run(two()) == ["a+", "a-", "b+", "b-"]
+
+
+def test_a_rerun_after_a_failed_shard_reuses_the_finished_ones(fake, tmp_path, scheduler):
+    from tests.judge.fake_openai import Reply
+
+    inp = write_jsonl(tmp_path / "in.jsonl", samples(8))
+    reference, _ = _judge(inp, "reference")
+    failing = {"on": True}
+
+    def fail_once(req):  # the last shard (samples q6, q7) meets a revoked key, once
+        if failing["on"] and "Answer 7" in req.user:
+            return Reply(status=401, error={"message": "Incorrect API key provided"})
+        return None
+
+    fake.script("*", fail_once)
+    args = ("--scheduler", scheduler, "--partitions", "4")
+    per = Path("per-resume.jsonl")
+    first = invoke(
+        "judge", str(inp), *METRICS, "--cache", "resume.sqlite", "--per-sample", str(per), *args
+    )
+    assert first.code == 2
+    assert first.stderr.startswith("ragmeter judge: ")
+    assert "internal error" not in first.stderr and "API key" in first.stderr
+    assert len(first.stderr.strip().splitlines()) == 1
+    failing["on"] = False
+    fake.requests.clear()
+    second = invoke(
+        "judge", str(inp), *METRICS, "--cache", "resume.sqlite", "--per-sample", str(per), *args
+    )
+    assert second.code == 0, second.stderr
+    line = second.stderr.strip()
+    assert line.startswith(
+        "ragmeter judge: resuming judge: 3 of 4 shards finished by an earlier run"
+    )
+    # only the unfinished shard ran again, and its committed calls were cache hits
+    assert 0 < len(fake.requests) <= 6
+    assert {r.user.split("Answer ")[1][0] for r in fake.requests if "Answer " in r.user} <= {
+        "6",
+        "7",
+    }
+    summary = json.loads(second.stdout)
+    summary.pop("executor")
+    assert summary["metrics"] == reference["metrics"]

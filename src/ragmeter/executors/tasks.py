@@ -269,9 +269,14 @@ def judge_shard(shard: Any) -> dict[str, Any]:
     def keep(sid: str, pipe: str, repeat: int, outcome: Any, stats: Any) -> None:
         outcomes[(sid, pipe, repeat)] = (outcome, stats)
 
+    from ragmeter.errors import UsageError
+    from ragmeter.judge.client import FatalJudgeError
+
     coordinator.install(shard.coordinator)
     try:
         result = asyncio.run(aevaluate(samples, metrics, config=config, on_outcome=keep, **options))
+    except FatalJudgeError as exc:  # 401, 403, 404, quota: the in-process message, exit 2
+        raise UsageError(str(exc), command="judge") from None
     finally:
         coordinator.install(None)
     versions = (result.metadata.get("judge") or {}).get("prompt_versions") or {}

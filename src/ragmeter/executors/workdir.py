@@ -75,9 +75,10 @@ def _write_atomic(path: str, data: bytes) -> None:
 class PlanDir:
     """The finished shards of one plan (one command's phase), in ``WORK_DIR/<digest>/``."""
 
-    def __init__(self, path: str, n_shards: int) -> None:
+    def __init__(self, path: str, n_shards: int, command: str | None = None) -> None:
         self.path = path
         self.n_shards = n_shards
+        self.command = command
         self.manifest_path = os.path.join(path, "manifest.json")
         self.reused = 0
         self.computed = 0
@@ -172,7 +173,8 @@ class WorkDir:
             "inputs": sorted({file_identity(p) for s in shards for p in _paths(s)}),
         }
         digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
-        plan = PlanDir(os.path.join(self.root, f"{label}-{digest[:16]}"), len(shards))
+        path = os.path.join(self.root, f"{label}-{digest[:16]}")
+        plan = PlanDir(path, len(shards), self.command)
         self.used.append(plan.path)
         self.plans.append(plan)
         return plan
@@ -214,6 +216,14 @@ def run_resumable(
         else:
             todo.append(i)
     plan.reused = len(ready)
+    if ready:  # one line, so that a user sees why a re-run is quicker
+        import sys
+
+        who = f"ragmeter {plan.command}" if plan.command else "ragmeter"
+        sys.stderr.write(
+            f"{who}: resuming {label}: {len(ready)} of {len(shards)} shards finished by an "
+            f"earlier run ({plan.path})\n"
+        )
     fresh = executor.run(task, [shards[i] for i in todo], label=label) if todo else iter(())
     for i in range(len(shards)):
         if i in ready:
