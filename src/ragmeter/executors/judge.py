@@ -76,6 +76,9 @@ def judge_on(
     success = False
     try:
         with make_executor(xsettings, command=command) as executor:
+            check = getattr(executor, "check_visible", None)
+            if check is not None:
+                check([], work_dir=work.root)
             meta = executor.describe()
             workers = int(meta.get("workers") or 1)
             parts = judge_shards(len(samples), workers, xsettings.partitions)

@@ -179,7 +179,7 @@ class UnitDispatcher:
         self.executor = make_executor(self.settings, command=self.command)
         check = getattr(self.executor, "check_visible", None)
         if check is not None:
-            check([self.work.root])
+            check([], work_dir=self.work.root)
         self.meta = self.executor.describe()
 
     def map(self, func: Callable[..., Any], calls: Sequence[tuple[Any, ...]], label: str) -> list:
