@@ -82,13 +82,29 @@ def test_two_workers_judge_as_in_process_and_send_each_key_once(fake, tmp_path, 
 
 
 def test_the_rate_limit_holds_across_workers(fake, tmp_path, scheduler):
+    from ragmeter.executors.judge import judge_on
+    from ragmeter.executors.settings import resolve_settings
+    from ragmeter.io.judge import read_samples
+    from ragmeter.judge.config import resolve_config
+
     inp = write_jsonl(tmp_path / "in.jsonl", samples(6))
     rpm = 180  # 3 calls a second for the whole run, whatever the number of workers
-    summary, _ = _judge(
-        inp, "rpm", "--scheduler", scheduler, "--partitions", "4", "--rpm", str(rpm)
+    config = resolve_config({"rpm": rpm, "cache_path": str(tmp_path / "rpm.sqlite")})
+    xsettings = resolve_settings(scheduler=scheduler, partitions=4, env={})
+    granted: dict = {}
+    result, _ = judge_on(
+        xsettings,
+        read_samples(str(inp), key_map={}, required=set()),
+        ["faithfulness", "context_precision"],
+        config,
+        options={},
+        report=granted,
     )
-    assert len(fake.requests) == summary["cost"]["calls_sent"] == 18
-    assert _max_per_second([r.arrived for r in fake.requests]) <= rpm / 60 + 1
+    assert len(fake.requests) == result.summary_json()["cost"]["calls_sent"] == 18
+    assert len(granted["starts"]) == 18
+    assert _max_per_second(granted["starts"]) <= rpm / 60 + 1
+    gaps = [b - a for a, b in zip(granted["starts"], granted["starts"][1:], strict=False)]
+    assert min(gaps) >= 60 / rpm - 1e-9  # one call every 1/3 s, never two at once
 
 
 def test_in_flight_calls_are_shared_across_workers(fake, tmp_path, scheduler):
@@ -141,28 +157,36 @@ class Clock:
 def test_coordinator_spaces_calls_at_the_rate_without_a_burst():
     clock = Clock()
     co = JudgeCoordinator(rpm=60, concurrency=4, clock=clock)
-    waits = [co.reserve(0) for _ in range(5)]
-    assert waits == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert co.try_start(0) == 0.0
+    assert co.try_start(0) == 1.0  # ask again in a second; nothing was taken
+    clock.t += 0.5
+    assert co.try_start(0) == 0.5
+    clock.t += 0.5
+    assert co.try_start(0) == 0.0
     clock.t += 10  # an idle spell does not bank calls: the next two are a second apart
-    assert [co.reserve(0), co.reserve(0)] == [0.0, 1.0]
+    assert [co.try_start(0), co.try_start(0)] == [0.0, 1.0]
     starts = co.report()["starts"]
+    assert starts == [100.0, 101.0, 111.0]
     assert _max_per_second(starts) <= 60 / 60 + 1
 
 
 def test_coordinator_429_pauses_and_halves_the_rate():
     clock = Clock()
     co = JudgeCoordinator(rpm=600, clock=clock)
-    assert co.reserve(0) == 0.0
+    assert co.try_start(0) == 0.0
     co.rate_limited(2.0)
-    assert co.reserve(0) == 2.0  # the pause, for every worker
-    assert co.reserve(0) == pytest.approx(2.0 + 0.1 / 0.5 * 1.0)  # half rate just after
+    assert co.try_start(0) == 2.0  # the pause, for every worker
+    clock.t += 2.0
+    assert co.try_start(0) == 0.0
+    # just after the 429 the rate is about half: 0.1 s between calls becomes about 0.19 s
+    assert co.try_start(0) == pytest.approx(0.1 / (0.5 + 0.5 * 2.0 / 60))
 
 
 def test_coordinator_tokens_slots_budget_and_single_flight():
     clock = Clock()
     co = JudgeCoordinator(tpm=600, concurrency=2, max_cost_usd=1.0, clock=clock)
-    assert co.reserve(60) == 0.0  # the token bucket holds tpm/10 = 60
-    assert co.reserve(60) == 6.0  # 60 more tokens at 10 a second
+    assert co.try_start(60) == 0.0  # the token bucket holds tpm/10 = 60
+    assert co.try_start(60) == 6.0  # 60 more tokens at 10 a second
     assert [co.take_slot(), co.take_slot(), co.take_slot()] == [True, True, False]
     co.release_slot()
     assert co.take_slot() is True

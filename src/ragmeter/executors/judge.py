@@ -54,9 +54,11 @@ def judge_on(
     on_outcome: Callable[..., None] | None = None,
     on_progress: Callable[[dict[str, Any]], None] | None = None,
     command: str = "judge",
+    report: dict[str, Any] | None = None,
 ) -> Any:
     """Judge ``samples`` on the executor ``xsettings`` names; returns the
-    :class:`~ragmeter.judge.result.JudgeResult` and the ``executor`` block."""
+    :class:`~ragmeter.judge.result.JudgeResult` and the ``executor`` block. ``report``
+    receives what the run's coordinator granted (start times, most calls in flight)."""
     from ragmeter.executors import make_executor
     from ragmeter.executors.settings import DEFAULT_WORK_DIR
     from ragmeter.executors.workdir import WorkDir, run_resumable
@@ -111,6 +113,9 @@ def judge_on(
                             "usd": sum(r.get("cost_usd") or 0.0 for r in ledger),
                         }
                     )
+            if report is not None and shared is not None:  # what the coordinator granted
+                got = shared.report()
+                report.update(got.result() if hasattr(got, "result") else got)
             # the in-process function assembles the result: every outcome is known, no call made
             result = asyncio.run(
                 aevaluate(

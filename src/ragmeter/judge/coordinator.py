@@ -8,9 +8,10 @@ the shims below, which :func:`install` puts in place for the duration of a shard
 coordinator also owns single-flight across processes: a cache key being sent by one worker is
 not sent by another, which waits for the reply to land in the shared cache.
 
-The coordinator never blocks: :meth:`JudgeCoordinator.reserve` returns how long the caller must
-wait, so one thread serves every worker. Across processes there is no initial burst: the
-request bucket holds one call, so any one-second window holds at most ``rpm/60 + 1`` calls.
+The coordinator never blocks: :meth:`JudgeCoordinator.try_start` grants a call now or says how
+long to wait before asking again, so one thread serves every worker. Across processes there is
+no initial burst: the request bucket holds one call, so the calls granted in any one-second
+window are at most ``rpm/60 + 1``.
 """
 
 from __future__ import annotations
@@ -30,20 +31,20 @@ POLL_S = 0.005  # how often a waiting worker asks again for a slot or a key bein
 
 
 class _Bucket:
-    """A token bucket kept as the time at which it is full again (GCRA): reserving ``n`` units
-    returns the start time at which they are available, without sleeping."""
+    """A token bucket kept as the time at which it is full again (GCRA)."""
 
     def __init__(self, capacity: float, rate: float) -> None:
         self.capacity = capacity
         self.rate = rate
         self.full_at = -float("inf")
 
-    def reserve(self, n: float, now: float, factor: float) -> float:
-        rate = self.rate * factor
+    def wait(self, n: float, now: float, factor: float) -> float:
+        """Seconds until ``n`` units are available (0: now)."""
         need = min(n, self.capacity)
-        start = max(now, self.full_at - (self.capacity - need) / rate)
-        self.full_at = max(self.full_at, start) + n / rate
-        return start
+        return max(0.0, self.full_at - (self.capacity - need) / (self.rate * factor) - now)
+
+    def take(self, n: float, now: float, factor: float) -> None:
+        self.full_at = max(self.full_at, now) + n / (self.rate * factor)
 
     def adjust(self, delta: float) -> None:
         self.full_at += delta / self.rate
@@ -60,7 +61,7 @@ class JudgeCoordinator:
         tpm: float | None = None,
         concurrency: int = 8,
         max_cost_usd: float | None = None,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._lock = threading.Lock()
         self.clock = clock
@@ -88,27 +89,27 @@ class JudgeCoordinator:
         return 0.5 + 0.5 * max(0.0, elapsed) / SLOWDOWN_S
 
     # -- rate -----------------------------------------------------------------------------------
-    def reserve(self, est_tokens: float) -> float:
-        """Seconds the caller waits before its call starts (its request and tokens are taken)."""
+    def try_start(self, est_tokens: float) -> float:
+        """0 when the caller's call may start now (its request and tokens are taken), else
+        the seconds to wait before asking again (nothing is taken). Granting only at the
+        moment of the call keeps a worker that wakes up late from sending a backlog of calls
+        at once."""
         with self._lock:
-            return self._reserve(est_tokens) - self.clock()
-
-    def reserve_at(self, est_tokens: float) -> float:
-        """The time (on the coordinator's clock) at which the caller's call may start. Workers
-        sleep until then, so the round trip to the coordinator does not shift the call."""
-        with self._lock:
-            return self._reserve(est_tokens)
-
-    def _reserve(self, est_tokens: float) -> float:
-        now = self.clock()
-        factor = self._factor(now)
-        start = max(now, self.pause_until)
-        if self.requests is not None:
-            start = max(start, self.requests.reserve(1.0, start, factor))
-        if self.tokens is not None:
-            start = max(start, self.tokens.reserve(est_tokens, start, factor))
-        self.starts.append(start)
-        return start
+            now = self.clock()
+            factor = self._factor(now)
+            wait = self.pause_until - now
+            if self.requests is not None:
+                wait = max(wait, self.requests.wait(1.0, now, factor))
+            if self.tokens is not None:
+                wait = max(wait, self.tokens.wait(est_tokens, now, factor))
+            if wait > 0:
+                return wait
+            if self.requests is not None:
+                self.requests.take(1.0, now, factor)
+            if self.tokens is not None:
+                self.tokens.take(est_tokens, now, factor)
+            self.starts.append(now)
+            return 0.0
 
     def correct(self, estimated: float, actual: float | None) -> None:
         with self._lock:
@@ -202,10 +203,7 @@ class SharedLimiter:
         self.clock = clock
 
     async def acquire(self, est_tokens: float) -> None:
-        # the coordinator's clock is the wall clock, the same on every host kept by NTP
-        start = await self.remote.call("reserve_at", float(est_tokens))
-        wait = start - time.time()
-        if wait > 0:
+        while (wait := await self.remote.call("try_start", float(est_tokens))) > 0:
             await self.clock.sleep(wait)
 
     def correct(self, estimated: float, actual: float | None) -> None:
