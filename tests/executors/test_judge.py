@@ -199,8 +199,9 @@ def test_coordinator_tokens_slots_budget_and_single_flight():
     assert (co.busy("k"), co.claim("k")) == (False, True)
 
 
-def test_shared_slots_wait_for_a_free_slot():
+def test_shared_limiter_waits_for_a_free_slot():
     from ragmeter.judge.coordinator import Shared
+    from ragmeter.judge.limiter import RealClock
 
     co = JudgeCoordinator(concurrency=1)
     shared = Shared(co)
@@ -209,6 +210,7 @@ def test_shared_slots_wait_for_a_free_slot():
         order: list[str] = []
 
         async def call(name: str, hold: float) -> None:
+            await shared.limiter(RealClock()).acquire(0)  # the rate and a slot
             async with shared.slots(None):
                 order.append(f"{name}+")
                 await asyncio.sleep(hold)

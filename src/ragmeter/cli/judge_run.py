@@ -244,6 +244,8 @@ def _run_judge(a: dict[str, Any]) -> int:
         return 0
 
     configured = cfg.configured and llm_installed(cfg)
+    if not configured:
+        xsettings = None  # nothing to send: every metric is needs_llm, reported in-process
     if configured and cfg.max_cost_usd is not None:
         from ragmeter.judge.config import is_local_endpoint
         from ragmeter.judge.ledger import PriceTable

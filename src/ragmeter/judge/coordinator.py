@@ -17,6 +17,8 @@ window are at most ``rpm/60 + 1``.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import functools
 import threading
 import time
 from collections.abc import Callable
@@ -123,6 +125,20 @@ class JudgeCoordinator:
             self.pause_until = max(self.pause_until, now + delay)
             self.slow_since = now
 
+    def begin(self, est_tokens: float) -> float:
+        """:meth:`try_start` and an in-flight slot in one round trip: 0 when the call may
+        start now (both are taken), else the seconds to wait before asking again."""
+        with self._lock:
+            if self.in_flight >= self.concurrency:
+                return POLL_S
+        wait = self.try_start(est_tokens)
+        if wait > 0:
+            return wait
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        return 0.0
+
     # -- in-flight slots ------------------------------------------------------------------------
     def take_slot(self) -> bool:
         with self._lock:
@@ -191,8 +207,24 @@ class _Remote:
         result = getattr(value, "result", None)
         return result() if callable(result) else value
 
+    def send(self, method: str, *args: Any) -> None:
+        """A call whose answer nobody needs: an actor runs it without the caller waiting."""
+        getattr(self.target, method)(*args)
+
     async def call(self, method: str, *args: Any) -> Any:
-        return await asyncio.to_thread(self, method, *args)
+        # a pool of its own: the default one has a handful of threads, one per waiting call
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(_pool(), functools.partial(self, method, *args))
+
+
+_POOL: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def _pool() -> concurrent.futures.ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None:
+        _POOL = concurrent.futures.ThreadPoolExecutor(64, thread_name_prefix="ragmeter-judge")
+    return _POOL
 
 
 class SharedLimiter:
@@ -203,33 +235,34 @@ class SharedLimiter:
         self.clock = clock
 
     async def acquire(self, est_tokens: float) -> None:
-        while (wait := await self.remote.call("try_start", float(est_tokens))) > 0:
+        # the rate and an in-flight slot in one round trip; the slots release it
+        while (wait := await self.remote.call("begin", float(est_tokens))) > 0:
             await self.clock.sleep(wait)
 
     def correct(self, estimated: float, actual: float | None) -> None:
         if actual is not None:
-            self.remote("correct", float(estimated), float(actual))
+            self.remote.send("correct", float(estimated), float(actual))
 
     def on_rate_limited(self, delay: float) -> None:
-        self.remote("rate_limited", float(delay))
+        self.remote.send("rate_limited", float(delay))
 
     def factor(self) -> float:
         return 1.0
 
 
 class SharedSlots:
-    """The in-flight semaphore of the run, held by the coordinator."""
+    """The in-flight semaphore of the run, held by the coordinator: the slot was taken with
+    the rate by :meth:`SharedLimiter.acquire`, which the runtime calls just before."""
 
     def __init__(self, remote: _Remote, clock: Any) -> None:
         self.remote = remote
         self.clock = clock
 
     async def __aenter__(self) -> None:
-        while not await self.remote.call("take_slot"):
-            await asyncio.sleep(POLL_S)
+        return None
 
     async def __aexit__(self, *exc: object) -> None:
-        await self.remote.call("release_slot")
+        self.remote.send("release_slot")
 
 
 class SharedBudget:
@@ -244,11 +277,11 @@ class SharedBudget:
 
     def settle(self, reserved: float, actual: float | None) -> None:
         if self.cap is not None:
-            self.remote("settle", float(reserved), None if actual is None else float(actual))
+            self.remote.send("settle", float(reserved), None if actual is None else float(actual))
 
     def release(self, reserved: float) -> None:
         if self.cap is not None:
-            self.remote("release", float(reserved))
+            self.remote.send("release", float(reserved))
 
     @property
     def closed(self) -> bool:
