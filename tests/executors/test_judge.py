@@ -64,6 +64,7 @@ def test_two_workers_judge_as_in_process_and_send_each_key_once(fake, tmp_path, 
     assert remote_rows == local_rows  # every per-sample record, in input order
     assert sent_locally == len(fake.requests) == remote["cost"]["calls_sent"] == 27
     assert max(Counter(r.digest for r in fake.requests).values()) == 1  # no key sent twice
+    assert (tmp_path / "remote.sqlite").is_file()  # the workers used the driver's cache file
     # a re-run is served from the one cache the workers shared: nothing is sent again
     fake.reset()
     again, again_rows = _judge(inp, "remote", "--scheduler", scheduler, "--partitions", "3")

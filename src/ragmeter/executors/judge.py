@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import math
+import os
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -71,6 +72,12 @@ def judge_on(
             command=command,
         )
     run_id = uuid.uuid4().hex[:12]
+    # workers have their own working directory: every path they open is made absolute here
+    config = dataclasses.replace(
+        config,
+        cache_path=os.path.abspath(config.cache_path),
+        prices=tuple(os.path.abspath(p) if os.path.exists(p) else p for p in config.prices),
+    )
     keyless = dataclasses.replace(config, api_key=None)  # workers read it from api_key_env
     work = WorkDir(
         xsettings.work_dir or DEFAULT_WORK_DIR, keep=xsettings.keep_work, command=command

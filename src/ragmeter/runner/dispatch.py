@@ -77,11 +77,14 @@ def compare_row(
 
 def _without_secret(ctx: Any) -> Any:
     """The context as written to the work dir: the judge's API key stays in the environment
-    (the worker reads it from the same ``api_key_env`` variable)."""
+    (the worker reads it from the same ``api_key_env`` variable), its cache path absolute."""
     judge = getattr(ctx, "judge", None)
     config = getattr(judge, "config", None)
-    if config is not None and getattr(config, "api_key", None) is not None:
-        judge = dataclasses.replace(judge, config=dataclasses.replace(config, api_key=None))
+    if config is not None:
+        # workers have their own working directory: the cache file is the driver's
+        cache = config.cache_path and os.path.abspath(config.cache_path)
+        config = dataclasses.replace(config, api_key=None, cache_path=cache)
+        judge = dataclasses.replace(judge, config=config)
     return dataclasses.replace(ctx, judge=judge, progress=_no_progress)
 
 
