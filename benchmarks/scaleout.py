@@ -1,6 +1,15 @@
-"""Scale-out: ``ragmeter answers`` in-process against a 2-worker Dask LocalCluster.
+"""Scale-out: ragmeter in-process against Dask LocalClusters (answers, judge, stats).
 
-    python -m benchmarks.scaleout [--samples 1000000] [--workers 2] [--repeats 1]
+    python -m benchmarks.scaleout [answers] [--samples 1000000] [--workers 2] [--repeats 1]
+    python -m benchmarks.scaleout judge [--judge-samples 2000] [--latency-ms 20] [--rpm 3000]
+    python -m benchmarks.scaleout stats [--systems 15] [--queries 2000]
+
+``judge``: ``ragmeter judge -m context_precision`` (one call per sample) against the test
+suite's fake OpenAI server with 20 ms of latency, in-process and on 1 and 2 workers (a fresh
+cache each); calls/s per worker (goal ≥ 300), then on 2 workers with ``--rpm`` the most calls
+the server saw in any one-second window (goal ≤ rpm/60 + 1). ``stats``: ``ragmeter compare
+--per-sample`` over all pairs of 15 systems (105 randomization tests, 9,999 resamples) on 1
+and 2 workers (goal: 2 workers ≥ 1.8 × 1 worker).
 
 Goal (issue 15): 1M answers with em, f1 and rouge-l, 2 workers ≥ 1.7 × in-process. The
 answers come from the ROUGE benchmark's generator (benchmarks/rouge_data.py, seed 13), written
@@ -57,10 +66,24 @@ def timed(args: list[str]) -> tuple[float, str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("what", nargs="?", choices=("answers", "judge", "stats"), default="answers")
     ap.add_argument("--samples", type=int, default=1_000_000)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--judge-samples", type=int, default=2_000)
+    ap.add_argument("--latency-ms", type=float, default=20.0)
+    ap.add_argument("--rpm", type=int, default=3_000)
+    ap.add_argument("--systems", type=int, default=15)
+    ap.add_argument("--queries", type=int, default=2_000)
     a = ap.parse_args(argv)
+    if a.what == "judge":
+        from benchmarks.scaleout_judge import judge_benchmark
+
+        return judge_benchmark(a)
+    if a.what == "stats":
+        from benchmarks.scaleout_judge import stats_benchmark
+
+        return stats_benchmark(a)
     path = answers_file(a.samples)
     base = ["answers", str(path), "-m", "em,f1,rouge-l", "--summary-only"]
     local_t, dask_t = [], []

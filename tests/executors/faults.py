@@ -57,3 +57,25 @@ def bad_line(shard: int) -> int:
     if shard in (2, 3):
         raise InputError(f"bad value in shard {shard}", path="in.jsonl", line=10 * shard)
     return shard * shard
+
+
+def fail_once(task: Callable[[Any], Any], marker: str, victim: int, shard: Any) -> Any:
+    """Run ``task``, except that shard ``victim`` raises the first time it runs."""
+    if shard.index == victim:
+        try:
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            pass
+        else:
+            os.close(fd)
+            raise RuntimeError(f"shard {victim} failed once")
+    return task(shard)
+
+
+def count_runs(task: Callable[[Any], Any], folder: str, shard: Any) -> Any:
+    """Run ``task`` and leave one file per run in ``folder`` (workers are other processes)."""
+    import uuid
+
+    with open(os.path.join(folder, f"{shard.index}-{uuid.uuid4().hex}"), "w"):
+        pass
+    return task(shard)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
 
 import ragmeter.executors.dask as dask_executor
@@ -129,3 +132,65 @@ def test_a_bad_worker_memory_is_one_line(answers_file):
         "ragmeter answers: --worker-memory 'lots' is not a size (Could not interpret 'lots' as a "
         "byte unit; expected e.g. 2GiB)\n"
     )
+
+
+# -- paths a worker cannot see --------------------------------------------------------------------
+# /proc/self/fd/N names a file descriptor of the process that opens the path: the driver holds
+# descriptor N, the workers do not, so the path exists for the driver only (like a local disk).
+
+
+@pytest.fixture
+def driver_only(tmp_path):
+    opened = []
+
+    def make(target, *, directory=False):
+        fd = os.open(target, os.O_RDONLY | (os.O_DIRECTORY if directory else 0))
+        high = os.dup2(fd, 900 + len(opened))
+        os.close(fd)
+        opened.append(high)
+        return f"/proc/self/fd/{high}"
+
+    yield make
+    for fd in opened:
+        os.close(fd)
+
+
+def test_an_input_the_workers_cannot_see_is_one_line(tmp_path, driver_only, scheduler):
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"golden_answers": ["x"], "pred_answer": "x"}\n')
+    hidden = driver_only(path)
+    res = invoke("answers", hidden, "-m", "em", "--scheduler", scheduler)
+    assert res.code == 2
+    address = res.stderr.split("worker ")[1].split(" ")[0]
+    assert res.stderr == (
+        f"ragmeter answers: {hidden} is not visible from worker {address} (expected the inputs "
+        "on a filesystem shared by all workers, under the same path)\n"
+    )
+
+
+def test_a_work_dir_the_workers_cannot_see_is_one_line(tmp_path, driver_only, scheduler):
+    from tests.runner.test_engines import config
+
+    (tmp_path / "work").mkdir()
+    hidden = driver_only(tmp_path / "work", directory=True)
+    cfg = config({"answers": {}})
+    (tmp_path / "ragmeter.yaml").write_text(json.dumps(cfg), encoding="utf-8")
+    res = invoke(
+        "run",
+        str(tmp_path / "ragmeter.yaml"),
+        "--no-store",
+        "-q",
+        "--scheduler",
+        scheduler,
+        "--work-dir",
+        hidden,
+        "--results-dir",
+        str(tmp_path / "results"),
+    )
+    assert res.code == 2
+    address = res.stderr.split("worker ")[1].split(" ")[0]
+    assert res.stderr == (
+        f"ragmeter run: --work-dir {hidden} is not visible from worker {address} (use a "
+        "filesystem shared by all workers)\n"
+    )
+    assert os.listdir(tmp_path / "work") == ["payloads"]  # the probe was removed

@@ -40,3 +40,53 @@ def test_in_process_commands_import_no_dask(tmp_path):
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report == {"codes": [0, 0, 0], "loaded": []}
+
+
+def _imported_modules(path) -> set[str]:
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_executors_do_not_import_the_command_line():
+    """Workers import the executors' task functions; the CLI (typer, rich) stays out of them,
+    and the engines never depend on the commands."""
+    offenders = {
+        path.name: sorted(m for m in _imported_modules(path) if m.startswith("ragmeter.cli"))
+        for path in sorted((REPO / "src" / "ragmeter" / "executors").glob("*.py"))
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+    assert "typer" not in _imported_modules(REPO / "src" / "ragmeter" / "executors" / "tasks.py")
+
+
+RUN_SCRIPT = """
+import json, sys
+import ragmeter
+sys.path.insert(0, sys.argv[1])
+from tests.runner.test_engines import config
+res = ragmeter.evaluate(config({"retrieval": {}, "answers": {}}), cache_dir=None)
+print(json.dumps({"executor": res.summary.get("executor"),
+                  "loaded": sorted(m for m in sys.modules
+                                   if m.split(".")[0] in ("dask", "distributed"))}))
+"""
+
+
+def test_a_run_without_an_executor_imports_no_dask(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-c", RUN_SCRIPT, str(REPO)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PYTHONPATH": f"{REPO / 'src'}", "PATH": "/usr/bin:/bin"},
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report == {"executor": None, "loaded": []}

@@ -54,7 +54,7 @@ def test_a_valid_config_loads(project):
         (
             BASE + "taskz: {}\n",
             "ragmeter.yaml:12: taskz: unknown key (expected one of project, dataset, systems, "
-            "tasks, stratify_by, compare, gates, judge, store); did you mean 'tasks'?",
+            "tasks, stratify_by, compare, gates, judge, store, executor); did you mean 'tasks'?",
         ),
         (
             BASE.replace("project: p\n", ""),
@@ -187,7 +187,7 @@ def test_a_valid_config_loads(project):
         (
             "- a\n- b\n",
             "ragmeter.yaml: is a list (expected a mapping with keys project, dataset, "
-            "systems, tasks, stratify_by, compare, gates, judge, store)",
+            "systems, tasks, stratify_by, compare, gates, judge, store, executor)",
         ),
         (
             "project: [\n",

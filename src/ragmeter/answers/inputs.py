@@ -14,7 +14,14 @@ from typing import Any
 from ragmeter.errors import InputError
 from ragmeter.io.jsonutil import json_type
 
-__all__ = ["Golds", "coerce_golds", "coerce_id", "coerce_prediction", "compile_gold_regex"]
+__all__ = [
+    "Golds",
+    "answer_groups",
+    "coerce_golds",
+    "coerce_id",
+    "coerce_prediction",
+    "compile_gold_regex",
+]
 
 
 def _scalar_text(value: Any) -> str | None:
@@ -158,3 +165,25 @@ def compile_gold_regex(pattern: str, **where: Any) -> re.Pattern[str]:
 def check_golds_list(golds: Sequence[Any], n: int, what: str = "golds") -> None:
     if len(golds) != n:
         raise InputError(f"{len(golds)} {what} for {n} predictions (expected one per prediction)")
+
+
+def answer_groups(value: Any, key: str, where: dict[str, Any]) -> list[Any]:
+    """``qa_pairs``-style groups: items with ``short_answers``, alias lists or strings."""
+    if not isinstance(value, list):
+        raise InputError(f"{key} is not a list (expected answer groups)", **where)
+    out = []
+    for i, item in enumerate(value):
+        if isinstance(item, dict):
+            aliases = item.get("short_answers")
+            if not isinstance(aliases, list):
+                raise InputError(
+                    f"{key}[{i}] has no 'short_answers' list (expected aliases)", **where
+                )
+            out.append(aliases)
+        elif isinstance(item, (list, str)):
+            out.append(item if isinstance(item, list) else [item])
+        else:
+            raise InputError(
+                f"{key}[{i}] is not a list of aliases (expected answer groups)", **where
+            )
+    return out

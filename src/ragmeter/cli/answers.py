@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ragmeter.answers.inputs import answer_groups as _groups
 from ragmeter.executors.options import (
     ExecutorOpt,
     PartitionsOpt,
@@ -181,30 +182,6 @@ def _check_keys(
                 f"{missing[0]}), {fate}"
             )
     return notes
-
-
-def _groups(value: Any, key: str, where: dict[str, Any]) -> list[Any]:
-    """``qa_pairs``-style groups: items with ``short_answers``, alias lists or strings."""
-    from ragmeter.errors import InputError
-
-    if not isinstance(value, list):
-        raise InputError(f"{key} is not a list (expected answer groups)", **where)
-    out = []
-    for i, item in enumerate(value):
-        if isinstance(item, dict):
-            aliases = item.get("short_answers")
-            if not isinstance(aliases, list):
-                raise InputError(
-                    f"{key}[{i}] has no 'short_answers' list (expected aliases)", **where
-                )
-            out.append(aliases)
-        elif isinstance(item, (list, str)):
-            out.append(item if isinstance(item, list) else [item])
-        else:
-            raise InputError(
-                f"{key}[{i}] is not a list of aliases (expected answer groups)", **where
-            )
-    return out
 
 
 def _table(res: Any) -> str:

@@ -11,6 +11,15 @@ import typer
 
 from ragmeter.cli.answer_correctness import AC_COLUMNS, AC_HEADER, _run_answer_correctness
 from ragmeter.cli.judge_run import _run_judge, _write_jsonl
+from ragmeter.executors.options import (
+    ExecutorOpt,
+    KeepWorkOpt,
+    PartitionsOpt,
+    SchedulerOpt,
+    WorkDirOpt,
+    WorkerMemoryOpt,
+    WorkersOpt,
+)
 
 # Running a judgement and answer-correctness live in sibling modules; their public names stay
 # importable from here.
@@ -184,6 +193,13 @@ def register(app: typer.Typer) -> None:
             "--json",
             help="JSON output (the summary is JSON anyway; also the dry-run estimate).",
         ),
+        executor: ExecutorOpt = None,
+        workers: WorkersOpt = None,
+        scheduler: SchedulerOpt = None,
+        partitions: PartitionsOpt = None,
+        worker_memory: WorkerMemoryOpt = None,
+        work_dir: WorkDirOpt = None,
+        keep_work: KeepWorkOpt = None,
     ) -> int:
         """LLM-judged metrics: faithfulness, relevance, context metrics, claims, rubrics."""
         from ragmeter.errors import UsageError

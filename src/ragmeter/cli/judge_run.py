@@ -126,6 +126,32 @@ def _write_records(path: Path, rows: list[dict[str, Any]]) -> None:
         _write_jsonl(path, rows)
 
 
+def _executor(a: dict[str, Any]) -> Any:
+    """The Dask executor the flags or the environment name, or None to judge in-process."""
+    from ragmeter.errors import UsageError
+    from ragmeter.executors.options import settings_from_flags
+
+    flags = {k: a.get(k) for k in ("executor", "workers", "scheduler", "partitions")}
+    xsettings = settings_from_flags(
+        "judge",
+        (str(a["input_path"]),),
+        worker_memory=a.get("worker_memory"),
+        work_dir=a.get("work_dir"),
+        keep_work=a.get("keep_work"),
+        **flags,
+    )
+    if xsettings.is_local:
+        return None
+    if a["fmt"] == "graphrag" or a["resume"]:
+        what = "--format graphrag" if a["fmt"] == "graphrag" else "--resume"
+        raise UsageError(
+            f"{what} does not run under --executor dask yet (expected the in-process "
+            "executor; under Dask a re-run resumes from the work dir by itself)",
+            command="judge",
+        )
+    return xsettings
+
+
 def _run_judge(a: dict[str, Any]) -> int:
     import asyncio
 
@@ -136,6 +162,7 @@ def _run_judge(a: dict[str, Any]) -> int:
     from ragmeter.judge.config import load_config_file, resolve_config
     from ragmeter.judge.engine import aevaluate, llm_installed, plan_metrics
 
+    xsettings = _executor(a)  # refused combinations are found before anything is read
     loaded = load_config_file(a["config"]) if a["config"] is not None else None
     for w in loaded.warnings if loaded else ():
         _err(f"warning: {w}")
@@ -215,6 +242,8 @@ def _run_judge(a: dict[str, Any]) -> int:
         return 0
 
     configured = cfg.configured and llm_installed(cfg)
+    if not configured:
+        xsettings = None  # nothing to send: every metric is needs_llm, reported in-process
     if configured and cfg.max_cost_usd is not None:
         from ragmeter.judge.config import is_local_endpoint
         from ragmeter.judge.ledger import PriceTable
@@ -277,7 +306,27 @@ def _run_judge(a: dict[str, Any]) -> int:
             return out
 
         try:
-            results = asyncio.run(run_all())
+            if xsettings is not None:  # shards on workers, one coordinator (docs/scaleout.md)
+                from ragmeter.executors.judge import judge_on
+
+                options = {
+                    "no_claims_as": a["no_claims_as"],
+                    "refresh_cache": a["refresh_cache"],
+                    "retry_errors": a["retry_errors"],
+                }
+                ((samples, group_metrics),) = groups
+                judged, where = judge_on(
+                    xsettings,
+                    samples,
+                    group_metrics,
+                    cfg,
+                    options=options,
+                    on_outcome=writer,
+                    on_progress=on_progress,
+                )
+                results = [judged]
+            else:
+                results = asyncio.run(run_all())
         except FatalJudgeError as exc:
             raise UsageError(str(exc), command="judge") from None
         except KeyboardInterrupt:
@@ -301,6 +350,8 @@ def _run_judge(a: dict[str, Any]) -> int:
     else:
         (result,) = results
         summary, records = result.summary_json(), result.records
+        if xsettings is not None:
+            summary["executor"] = where
     if a["per_sample"] is not None:
         _write_records(a["per_sample"], records)
     if a["ledger"] is not None:

@@ -11,6 +11,15 @@ from typing import Annotated
 import typer
 
 from ragmeter.cli.stores import STORE_HELP, command_errors, stored
+from ragmeter.executors.options import (
+    ExecutorOpt,
+    KeepWorkOpt,
+    PartitionsOpt,
+    SchedulerOpt,
+    WorkDirOpt,
+    WorkerMemoryOpt,
+    WorkersOpt,
+)
 
 RUN_STORE_HELP = (
     "Results store URL (sqlite:///PATH or postgresql://...); default: the config's store:, "
@@ -63,12 +72,21 @@ def register(app: typer.Typer) -> None:
                 help="Drop this live system's cached calls first (repeatable).",
             ),
         ] = None,
+        executor: ExecutorOpt = None,
+        workers: WorkersOpt = None,
+        scheduler: SchedulerOpt = None,
+        partitions: PartitionsOpt = None,
+        worker_memory: WorkerMemoryOpt = None,
+        work_dir: WorkDirOpt = None,
+        keep_work: KeepWorkOpt = None,
     ) -> int:
         """Evaluate every system of CONFIG on every task, compare, gate and store the runs.
 
         Systems with call: are called first (docs/systems.md); their outputs are written to
-        results/<evaluation-id>/outputs/<system>/. Exit status: 0 all gates pass, 1 a gate
-        failed, 2 bad input (or a live system past its max_errors), 130 interrupted.
+        results/<evaluation-id>/outputs/<system>/. With --workers or --scheduler (or the
+        config's executor: block) the tasks and comparisons run on Dask (docs/scaleout.md).
+        Exit status: 0 all gates pass, 1 a gate failed, 2 bad input (or a live system past its
+        max_errors), 130 interrupted.
         """
         from ragmeter.errors import UsageError
         from ragmeter.runner.config import load_config
@@ -97,6 +115,15 @@ def register(app: typer.Typer) -> None:
             systems_cache=systems_cache,
             refresh_systems=refresh_system or (),
             results_dir=results_dir,
+            executor={
+                "executor": executor,
+                "workers": workers,
+                "scheduler": scheduler,
+                "partitions": partitions,
+                "worker_memory": worker_memory,
+                "work_dir": work_dir,
+                "keep_work": keep_work,
+            },
         )
         with command_errors("run"):
             result.save(store, results_dir=results_dir, write_store=not no_store)

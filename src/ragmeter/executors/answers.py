@@ -102,6 +102,9 @@ def evaluator(
         ids = kwargs["ids"]
         settings = answers_settings(keys, display_name(path), **kwargs)
         with make_executor(xsettings, command="answers") as executor:
+            check = getattr(executor, "check_visible", None)
+            if check is not None:
+                check([path])
             workers = xsettings.workers or executor.describe().get("workers") or 1
             result = score_answers(
                 executor,

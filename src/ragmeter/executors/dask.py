@@ -26,7 +26,13 @@ MAIN_GUARD_HINT = (
     "\"if __name__ == '__main__':\" in scripts"
 )
 # Worker processes get one thread each; keep BLAS and OpenMP pools to that thread too.
-WORKER_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+WORKER_ENV = {
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    # a failing shard is reported once, in one line, by the driver: not by each worker's log
+    "DASK_LOGGING__DISTRIBUTED": "error",
+}
 
 
 def quiet_dask_logs(level: int = logging.ERROR) -> None:
@@ -34,6 +40,11 @@ def quiet_dask_logs(level: int = logging.ERROR) -> None:
     them out of the user's terminal (a run that fails says so in one line of its own)."""
     for name in ("distributed", "dask", "tornado", "asyncio"):
         logging.getLogger(name).setLevel(logging.CRITICAL if name == "asyncio" else level)
+
+
+def _missing(paths: Sequence[str]) -> list[str]:
+    """Run on each worker: the paths it cannot see."""
+    return [p for p in paths if not os.path.exists(p)]
 
 
 def _default_memory(workers: int) -> int:
@@ -57,6 +68,7 @@ class DaskExecutor:
         self.command = command
         self._cluster: Any = None
         self._owns_client = client is None
+        self._actors: list[Any] = []
         quiet_dask_logs()
         if client is not None:
             self.client = client
@@ -144,6 +156,36 @@ class DaskExecutor:
                         f"{mine.get(pkg)} (install the same version everywhere)"
                     )
 
+    def check_visible(self, paths: Sequence[str], *, work_dir: str | None = None) -> None:
+        """Every worker must see the input files and the work dir under the driver's names:
+        workers read their shards themselves. A probe file written to the work dir tells a
+        shared filesystem from one that only happens to have a folder of the same name."""
+        import uuid
+
+        probe = None
+        if work_dir is not None:
+            probe = os.path.join(work_dir, f".probe-{uuid.uuid4().hex}")
+            with open(probe, "w", encoding="utf-8") as fh:
+                fh.write("ragmeter")
+        try:
+            wanted = [os.path.abspath(p) for p in paths] + ([probe] if probe else [])
+            seen = self.client.run(_missing, wanted)
+        finally:
+            if probe is not None:
+                with contextlib.suppress(OSError):
+                    os.remove(probe)
+        for address, missing in sorted(seen.items()):
+            if probe is not None and probe in missing:
+                raise self._error(
+                    f"--work-dir {work_dir} is not visible from worker {address} (use a "
+                    "filesystem shared by all workers)"
+                )
+            if missing:
+                raise self._error(
+                    f"{missing[0]} is not visible from worker {address} (expected the inputs "
+                    "on a filesystem shared by all workers, under the same path)"
+                )
+
     # -- running ------------------------------------------------------------------------------
     def _threads(self) -> int:
         info = self.client.scheduler_info()
@@ -191,6 +233,25 @@ class DaskExecutor:
             if futures:
                 client.cancel(list(futures.values()))
 
+    def judge_coordinator(self, config: Any) -> Any:
+        """One :class:`~ragmeter.judge.coordinator.JudgeCoordinator` for the run, as a Dask
+        actor on one worker (actor calls run on their own thread there, beside the shards)."""
+        from ragmeter.judge.coordinator import JudgeCoordinator
+
+        workers = sorted(self.client.scheduler_info().get("workers", {}))
+        future = self.client.submit(
+            JudgeCoordinator,
+            rpm=config.rpm,
+            tpm=config.tpm,
+            concurrency=config.concurrency,
+            max_cost_usd=config.max_cost_usd,
+            actor=True,
+            workers=workers[:1] or None,
+            key=f"ragmeter-judge-coordinator-{os.getpid()}-{id(config)}",
+        )
+        self._actors.append(future)
+        return future.result()
+
     def describe(self) -> dict[str, Any]:
         import distributed
 
@@ -204,6 +265,10 @@ class DaskExecutor:
     def close(self) -> None:
         """Client first, then the cluster: the other order logs heartbeat tracebacks."""
         # closing must not hide the run's own outcome (an error, or Ctrl-C)
+        for future in self._actors:
+            with contextlib.suppress(Exception):
+                future.release()
+        self._actors = []
         if self._owns_client and self.client is not None:
             with contextlib.suppress(Exception):
                 self.client.close()

@@ -65,3 +65,22 @@ def settings_from_flags(command: str, inputs: tuple[str, ...] = (), **flags: Any
             command=command,
         )
     return settings
+
+
+WorkDirOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--work-dir",
+        help="Files for the workers and finished shards a re-run reuses (default "
+        ".ragmeter/work; must be visible from every worker).",
+        rich_help_panel="Scale-out",
+    ),
+]
+KeepWorkOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--keep-work/--no-keep-work",
+        help="Keep the work dir after a successful run (default: removed).",
+        rich_help_panel="Scale-out",
+    ),
+]

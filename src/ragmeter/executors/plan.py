@@ -114,3 +114,27 @@ def scratch_root(executor_describe: dict[str, Any]) -> str:
     root = os.path.abspath(os.path.join(".ragmeter", "work"))
     os.makedirs(root, exist_ok=True)
     return root
+
+
+@dataclass(frozen=True)
+class PayloadShard:
+    """One call of ``func`` (``"module:function"`` inside ragmeter) on the arguments pickled
+    in ``path`` (a work-dir payload, checked against ``digest`` on the worker). Used where the
+    unit of work is a whole engine call: a runner task for one system, one comparison."""
+
+    index: int
+    path: str
+    digest: str
+    func: str
+    coordinator: Any = None  # the run's judge coordinator, for units that call the judge
+
+
+@dataclass(frozen=True)
+class JudgeShard:
+    """Samples to judge (pickled in the work-dir payload ``path``) and the run's coordinator,
+    an actor handle that is not part of the plan's identity."""
+
+    index: int
+    path: str
+    digest: str
+    coordinator: Any = None

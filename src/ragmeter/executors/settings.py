@@ -11,9 +11,18 @@ from typing import Any
 from ragmeter.errors import UsageError
 
 KINDS = ("local", "dask")
-CONFIG_KEYS = ("kind", "scheduler", "workers", "worker_memory", "partitions")
+CONFIG_KEYS = (
+    "kind",
+    "scheduler",
+    "workers",
+    "worker_memory",
+    "partitions",
+    "work_dir",
+    "keep_work",
+)
 # Keys of the executor block that are planned but not built yet: refused, never ignored.
-LATER_KEYS = ("work_dir", "plan", "keep_work", "spill")
+LATER_KEYS = ("plan", "spill")
+DEFAULT_WORK_DIR = ".ragmeter/work"
 
 
 @dataclass(frozen=True)
@@ -24,6 +33,8 @@ class ExecutorSettings:
     address or a scheduler file to connect to; without it a LocalCluster of ``workers``
     processes (one thread each, on 127.0.0.1) is started. ``partitions`` overrides the number of
     shards a plan makes; ``worker_memory`` is the LocalCluster's per-worker limit (``"2GiB"``).
+    ``work_dir`` holds the files workers read and the finished shards a re-run reuses
+    (default ``.ragmeter/work``); ``keep_work`` keeps it after a successful run.
     """
 
     kind: str = "local"
@@ -31,6 +42,8 @@ class ExecutorSettings:
     workers: int | None = None
     worker_memory: str | None = None
     partitions: int | None = None
+    work_dir: str | None = None
+    keep_work: bool = False
 
     @property
     def is_local(self) -> bool:
@@ -81,6 +94,8 @@ def resolve_settings(
     workers: int | None = None,
     partitions: int | None = None,
     worker_memory: str | None = None,
+    work_dir: str | None = None,
+    keep_work: bool | None = None,
     config: Mapping[str, Any] | None = None,
     env: Mapping[str, str] | None = None,
 ) -> ExecutorSettings:
@@ -90,8 +105,9 @@ def resolve_settings(
     (a flag ``--workers 2`` is not combined with a scheduler from the environment);
     ``partitions`` and ``worker_memory`` come from the flags, else the config block.
 
-    >>> resolve_settings(workers=2, env={})
-    ExecutorSettings(kind='dask', scheduler=None, workers=2, worker_memory=None, partitions=None)
+    >>> resolve_settings(workers=2, env={})  # doctest: +NORMALIZE_WHITESPACE
+    ExecutorSettings(kind='dask', scheduler=None, workers=2, worker_memory=None, partitions=None,
+                     work_dir=None, keep_work=False)
     >>> resolve_settings(env={"RAGMETER_EXECUTOR": "local"}).kind
     'local'
     """
@@ -131,12 +147,20 @@ def resolve_settings(
     if parts is None:
         parts = _positive(config.get("partitions"), "executor.partitions")
     memory = worker_memory or config.get("worker_memory")
+    work = work_dir or config.get("work_dir")
+    if work is not None and (not isinstance(work, str) or not work.strip()):
+        raise UsageError(f"executor.work_dir must be a directory path, not {work!r}")
+    keep = keep_work if keep_work is not None else config.get("keep_work", False)
+    if not isinstance(keep, bool):
+        raise UsageError(f"executor.keep_work must be true or false, not {keep!r}")
     if kind == "local":
-        return ExecutorSettings(kind="local", partitions=parts)
+        return ExecutorSettings(kind="local", partitions=parts, work_dir=work, keep_work=keep)
     return ExecutorSettings(
         kind="dask",
         scheduler=topo.get("scheduler"),
         workers=n_workers,
         worker_memory=None if memory is None else str(memory),
         partitions=parts,
+        work_dir=work,
+        keep_work=keep,
     )

@@ -74,9 +74,13 @@ def score_answers_shard(shard: LineShard) -> tuple[int, bytes]:
     :class:`SampleScore` records in row order: one bytes object crosses the wire, not one
     Python object per sample.
     """
-    from ragmeter.answers.inputs import coerce_golds, coerce_id, coerce_prediction
+    from ragmeter.answers.inputs import (
+        answer_groups,
+        coerce_golds,
+        coerce_id,
+        coerce_prediction,
+    )
     from ragmeter.answers.scoring import MISSING_PREDICTION
-    from ragmeter.cli.answers import _groups
 
     s = dict(shard.settings)
     keys = dict(s["keys"])
@@ -90,9 +94,8 @@ def score_answers_shard(shard: LineShard) -> tuple[int, bytes]:
         index += 1
         pred, missing = coerce_prediction(row.get(keys["pred"]), **where)
         if keys["groups"]:
-            gold = coerce_golds(
-                _groups(row[keys["groups"]], keys["groups"], where), key=keys["groups"], **where
-            )
+            groups = answer_groups(row[keys["groups"]], keys["groups"], where)
+            gold = coerce_golds(groups, key=keys["groups"], **where)
             gold_value = gold.groups if gold.given else None
         else:
             gold = coerce_golds(
@@ -215,3 +218,66 @@ def evaluate_run_file(shard: Any) -> dict[str, Any]:
         "warnings": list(result.warnings),
         "values": {m: result.values(m) for m in shard.measures},
     }
+
+
+def call_payload(shard: Any) -> Any:
+    """Call ``shard.func`` on the arguments the driver wrote to the work dir."""
+    import hashlib
+    import importlib
+
+    module, _, name = shard.func.partition(":")
+    if module != "ragmeter" and not module.startswith("ragmeter."):
+        raise RuntimeError(f"{shard.func} is not a ragmeter function")
+    with open(shard.path, "rb") as fh:
+        data = fh.read()
+    if hashlib.sha256(data).hexdigest() != shard.digest:
+        raise RuntimeError(f"{shard.path} changed after it was written (digest mismatch)")
+    args = pickle.loads(data)
+    if shard.coordinator is None:
+        return getattr(importlib.import_module(module), name)(*args)
+    from ragmeter.judge import coordinator
+
+    coordinator.install(shard.coordinator)
+    try:
+        return getattr(importlib.import_module(module), name)(*args)
+    finally:
+        coordinator.install(None)
+
+
+def judge_shard(shard: Any) -> dict[str, Any]:
+    """Judge one shard's samples with the judge's own asyncio runtime, under the run's
+    coordinator; returns every ``(sample, metric, repeat)`` outcome with its call stats and
+    the ledger rows."""
+    import asyncio
+    import dataclasses
+    import hashlib
+    import os
+
+    from ragmeter.judge import coordinator
+    from ragmeter.judge.engine import aevaluate
+
+    with open(shard.path, "rb") as fh:
+        data = fh.read()
+    if hashlib.sha256(data).hexdigest() != shard.digest:
+        raise RuntimeError(f"{shard.path} changed after it was written (digest mismatch)")
+    samples, metrics, config, options = pickle.loads(data)
+    key = os.environ.get(config.api_key_env or "")
+    if key:
+        config = dataclasses.replace(config, api_key=key)
+    outcomes: dict[tuple[str, str, int], Any] = {}
+
+    def keep(sid: str, pipe: str, repeat: int, outcome: Any, stats: Any) -> None:
+        outcomes[(sid, pipe, repeat)] = (outcome, stats)
+
+    from ragmeter.errors import UsageError
+    from ragmeter.judge.client import FatalJudgeError
+
+    coordinator.install(shard.coordinator)
+    try:
+        result = asyncio.run(aevaluate(samples, metrics, config=config, on_outcome=keep, **options))
+    except FatalJudgeError as exc:  # 401, 403, 404, quota: the in-process message, exit 2
+        raise UsageError(str(exc), command="judge") from None
+    finally:
+        coordinator.install(None)
+    versions = (result.metadata.get("judge") or {}).get("prompt_versions") or {}
+    return {"outcomes": outcomes, "ledger": list(result.ledger_rows), "prompts": versions}

@@ -13,7 +13,7 @@ from typing import Any
 
 from ragmeter import status as st
 
-__all__ = ["CallOutcome", "CallStats", "Ctx", "Stop"]
+__all__ = ["CallOutcome", "CallStats", "Ctx", "Stop", "prompt_versions"]
 
 
 @dataclass
@@ -79,3 +79,13 @@ class Stop(Exception):
         self.status = status
         self.detail = detail
         super().__init__(f"{status}: {detail}")
+
+
+def prompt_versions(refs: set[str]) -> dict[str, int | str]:
+    """``{"faithfulness.verify": 1, ...}`` from the prompt references a run used."""
+    out: dict[str, int | str] = {}
+    for ref in sorted(refs):
+        for part in ref.split("+"):
+            pid, _, ver = part.partition("@")
+            out[pid] = int(ver) if ver.isdigit() else ver
+    return out

@@ -382,8 +382,9 @@ async def _run(
 
     async def run_item(item: _Item) -> tuple[Outcome, CallStats]:
         key = (item.sample.id, item.pipe, item.repeat)
-        if key in resume:
-            return resume[key], CallStats()
+        if key in resume:  # an Outcome, or (Outcome, CallStats) from a worker's shard
+            prior = resume[key]
+            return prior if isinstance(prior, tuple) else (prior, CallStats())
         ctx = Ctx(item.sample.id, item.pipe, item.repeat)
         if item.pipe in failed_rubrics:
             stop = failed_rubrics[item.pipe]

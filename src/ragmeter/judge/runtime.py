@@ -18,6 +18,7 @@ redactor before it is parsed, cached or shown, so a key the endpoint echoes is n
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import random
 import uuid
@@ -25,9 +26,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragmeter import status as st
-from ragmeter.judge import prompts
+from ragmeter.judge import coordinator, prompts
 from ragmeter.judge.cache import JudgeCache, cache_key, canonical_json
-from ragmeter.judge.calls import CallOutcome, CallStats, Ctx, Stop
+from ragmeter.judge.calls import CallOutcome, CallStats, Ctx, Stop, prompt_versions
 from ragmeter.judge.client import (
     FatalJudgeError,
     JudgeClient,
@@ -41,7 +42,6 @@ from ragmeter.judge.client import (
 )
 from ragmeter.judge.config import JudgeConfig, is_local_endpoint
 from ragmeter.judge.ledger import (
-    Budget,
     Ledger,
     PriceTable,
     call_cost,
@@ -65,15 +65,6 @@ from ragmeter.judge.secrets import Redactor, endpoint_id, url_secrets
 __all__ = ["CallOutcome", "CallStats", "Ctx", "JudgeRuntime", "Stop"]
 
 REPAIR_CHARS = 4000
-
-
-def _versions(refs: set[str]) -> dict[str, int | str]:
-    out: dict[str, int | str] = {}
-    for ref in sorted(refs):
-        for part in ref.split("+"):
-            pid, _, ver = part.partition("@")
-            out[pid] = int(ver) if ver.isdigit() else ver
-    return out
 
 
 class JudgeRuntime:
@@ -112,8 +103,8 @@ class JudgeRuntime:
         self.redact: Redactor = getattr(client, "redact", None) or Redactor(
             [config.api_key, *url_secrets(config.base_url)]
         )
-        self.limiter = RateLimiter(rpm=config.rpm, tpm=config.tpm, clock=self.clock)
-        self.budget = Budget(config.max_cost_usd)
+        self.shared = coordinator.current()  # shards in several processes share its limits
+        self.limiter, self.budget = coordinator.limits(self.shared, config, self.clock)
         self._sem: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._inflight: dict[str, asyncio.Future[Exchange]] = {}
@@ -155,7 +146,7 @@ class JudgeRuntime:
                 "structured": neg.structured,
                 "temperature": self.config.temperature if neg.temperature else None,
                 "token_param": neg.token_param,
-                "prompt_versions": _versions(self.used_prompts),
+                "prompt_versions": prompt_versions(self.used_prompts),
                 "price": None
                 if self.price is None
                 else {
@@ -323,17 +314,12 @@ class JudgeRuntime:
             self._hit(ctx, stage, kind, ex.status)
             return Exchange(ex.status, ex.detail, ex.response, ex.obj, ex.errors, True, ex.key)
 
-        if not self.refresh_cache:
-            entry = self.cache.get(key)
-            if entry is not None and not entry.valid and was_fault(entry.response):
-                entry = None  # a fault stored by an earlier release is asked again, not replayed
-            if entry is not None and (entry.valid or not self.retry_errors):
-                # entries written before replies were redacted are masked on the way out
-                ex = assess(scrub(entry.response, self.redact), spec)
-                ex.cache_hit = True
-                ex.key = key
-                self._hit(ctx, stage, kind, ex.status)
-                return ex
+        cached = functools.partial(self._cached, key, spec, ctx, stage, kind)
+        ex = None if self.refresh_cache else cached()
+        if ex is None and self.shared is not None:  # another process may be sending this key
+            ex = await self.shared.single_flight(key, cached)
+        if ex is not None:
+            return ex
 
         fut: asyncio.Future[Exchange] = asyncio.get_running_loop().create_future()
         self._inflight[key] = fut
@@ -350,6 +336,20 @@ class JudgeRuntime:
             raise
         finally:
             self._inflight.pop(key, None)
+            if self.shared is not None:
+                self.shared.remote.send("sent", key)
+
+    def _cached(self, key: str, spec: Any, ctx: Ctx, stage: str, kind: str) -> Exchange | None:
+        entry = self.cache.get(key)
+        if entry is not None and not entry.valid and was_fault(entry.response):
+            entry = None  # a fault stored by an earlier release is asked again, not replayed
+        if entry is None or (not entry.valid and self.retry_errors):
+            return None
+        # entries written before replies were redacted are masked on the way out
+        ex = assess(scrub(entry.response, self.redact), spec)
+        ex.cache_hit, ex.key = True, key
+        self._hit(ctx, stage, kind, ex.status)
+        return ex
 
     def _key(
         self,
@@ -400,7 +400,9 @@ class JudgeRuntime:
             else (st.PARSE_ERROR if status == TRUNCATED else status),
         )
 
-    def _semaphore(self) -> asyncio.Semaphore:
+    def _semaphore(self) -> Any:
+        if self.shared is not None:
+            return self.shared.slots(self.clock)
         loop = asyncio.get_running_loop()
         if self._sem is None or self._loop is not loop:
             # a runtime reused from another event loop (notebooks, adapters) gets fresh primitives

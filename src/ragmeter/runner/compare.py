@@ -200,12 +200,14 @@ def correct(rows: list[dict[str, Any]], settings: Any) -> list[dict[str, Any]]:
 
 
 def run_comparisons(
-    cfg: Any, system_runs: Mapping[str, Any]
+    cfg: Any, system_runs: Mapping[str, Any], dispatch: Any = None
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Comparison rows of an evaluation and notes on what was left out.
 
     Every system is compared with ``compare.baseline`` on the compared metrics, and with the
-    baseline of each no-regression rule on that rule's metrics.
+    baseline of each no-regression rule on that rule's metrics. With a remote ``dispatch``
+    (:class:`~ragmeter.runner.dispatch.UnitDispatcher`) each test is one shard on its executor;
+    the corrections are computed here either way.
     """
     from ragmeter.runner.config import CompareConfig
     from ragmeter.runner.tasks import get_adapter
@@ -222,6 +224,7 @@ def run_comparisons(
         return [], ["comparisons skipped: ragmeter.stats is not part of this build"]
     settings = cfg.model.compare or CompareConfig()
     rows: list[dict[str, Any]] = []
+    tests: list[tuple[int, tuple[Any, ...], dict[str, str]]] = []
     for baseline, pairs in wanted.items():
         base_run = system_runs[baseline]
         for name, srun in system_runs.items():
@@ -241,8 +244,22 @@ def run_comparisons(
                     reason = mine.reason if mine.status != "ok" else theirs.reason
                     rows.append(_row(task, metric, settings, reason=reason, **common))
                     continue
-                row = compare_results(
-                    task, metric, mine.result, theirs.result, settings, get_adapter(task)
-                )
-                rows.append({**row, **common})
+                tests.append((len(rows), (task, metric, mine.result, theirs.result), common))
+                rows.append(common)
+    calls = [(*args, settings) for _, args, _ in tests]
+    if dispatch is not None and dispatch.remote:
+        done = dispatch.map(compare_row, calls, "comparisons")
+    else:
+        done = [compare_results(*c[:5], get_adapter(c[0])) for c in calls]
+    for (i, _, common), row in zip(tests, done, strict=True):
+        rows[i] = {**row, **common}
     return correct(rows, settings), []
+
+
+def compare_row(
+    task: str, metric: str, run: Result, baseline: Result, settings: Any
+) -> dict[str, Any]:
+    """One uncorrected comparison row (:func:`compare_results`)."""
+    from ragmeter.runner.tasks import get_adapter
+
+    return compare_results(task, metric, run, baseline, settings, get_adapter(task))

@@ -5,7 +5,7 @@ unknown tasks and metric names (through the registry), gate rules, the baseline.
 one line naming the file, the line and the key path, e.g.::
 
     ragmeter.yaml:14: taskz: unknown key (expected one of project, dataset, systems, tasks,
-    stratify_by, compare, gates, judge, store); did you mean 'tasks'?
+    stratify_by, compare, gates, judge, store, executor); did you mean 'tasks'?
 
 Paths in the file are relative to the file. ``store:`` is a URL; a relative SQLite path in it is
 relative to the working directory, like ``--store`` and the default, so ``ragmeter runs`` finds

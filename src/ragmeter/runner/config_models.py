@@ -195,6 +195,28 @@ class GatesConfig(_Model):
     systems: list[str] | None = Field(None, description="Gate only these systems (default: all).")
 
 
+class ExecutorConfig(_Model):
+    """Where the tasks and comparisons run (docs/scaleout.md); flags and environment win."""
+
+    kind: Literal["local", "dask"] | None = Field(
+        None, description="local (in-process, the default) or dask."
+    )
+    workers: int | None = Field(
+        None, ge=1, description="Start a local Dask cluster of this many worker processes."
+    )
+    scheduler: str | None = Field(
+        None, description="An existing Dask scheduler: tcp://HOST:PORT or a scheduler file."
+    )
+    partitions: int | None = Field(None, ge=1, description="Number of shards (default: automatic).")
+    worker_memory: str | None = Field(None, description="Memory limit per local worker, e.g. 2GiB.")
+    work_dir: str | None = Field(
+        None,
+        description="Files for the workers and finished shards a re-run reuses "
+        "(default .ragmeter/work; visible from every worker).",
+    )
+    keep_work: bool = Field(False, description="Keep the work dir after a successful run.")
+
+
 class Config(_Model):
     """A ragmeter.yaml."""
 
@@ -210,6 +232,9 @@ class Config(_Model):
     )
     store: str | None = Field(
         None, description="Results store URL (default sqlite:///.ragmeter/ragmeter.db)."
+    )
+    executor: ExecutorConfig | None = Field(
+        None, description="Where tasks run: in-process (default) or on Dask (docs/scaleout.md)."
     )
 
 
@@ -308,7 +333,9 @@ class RunConfig:
 
     @property
     def hash(self) -> str:
-        return hashlib.sha256(dumps(self.public_dict()).encode()).hexdigest()
+        # where a run executes never changes its numbers: runs on any executor share a hash
+        public = {k: v for k, v in self.public_dict().items() if k != "executor"}
+        return hashlib.sha256(dumps(public).encode()).hexdigest()
 
 
 # -- secrets ------------------------------------------------------------------------------------

@@ -283,6 +283,8 @@ class EvaluationResult:
             "gates": self.gates.to_dict(),
             "passed": self.passed,
             **({"saved": self.saved} if self.saved else {}),
+            # where the tasks ran (docs/scaleout.md); the only key that differs between executors
+            **({"executor": self.executor} if getattr(self, "executor", None) else {}),
         }
 
     def samples_table(self) -> pa.Table:

@@ -27,8 +27,8 @@ from ragmeter.io.files import shown_path as _shown
 from ragmeter.runner import outputs as out_io
 from ragmeter.runner.cache import DEFAULT_CACHE_DIR, TaskCache, input_hash
 from ragmeter.runner.config import RunConfig, load_config
-from ragmeter.runner.intervals import add_cis, aggregate_ci_settings
-from ragmeter.runner.intervals import own_stats as _own_stats  # the old private name
+from ragmeter.runner.dispatch import UnitDispatcher, evaluate_unit
+from ragmeter.runner.intervals import aggregate_ci_settings
 from ragmeter.runner.judge_settings import resolve_judge
 from ragmeter.runner.live_tasks import (
     failed_units,
@@ -39,8 +39,7 @@ from ragmeter.runner.live_tasks import (
 )
 from ragmeter.runner.outputs import OutputFile
 from ragmeter.runner.runs import SystemRun, TaskRun
-from ragmeter.runner.strata import stratify
-from ragmeter.runner.tasks import TaskContext, TaskSkipped, get_adapter
+from ragmeter.runner.tasks import TaskContext, get_adapter
 from ragmeter.systems.cache import DEFAULT_SYSTEMS_CACHE
 from ragmeter.systems.corpus import read_corpus
 from ragmeter.systems.runner import call_live_systems, load_systems
@@ -216,13 +215,15 @@ def run_pipeline(
     systems_cache: str | os.PathLike[str] | None = DEFAULT_SYSTEMS_CACHE,
     refresh_systems: Sequence[str] = (),
     results_dir: str | os.PathLike[str] = "results",
+    executor: Mapping[str, Any] | None = None,
 ) -> EvaluationResult:
     """Evaluate a validated config; return an :class:`EvaluationResult` (nothing saved but the
     outputs of live systems, in ``results_dir/<evaluation-id>/outputs/<system>/``).
 
     ``systems`` maps system names of the config to live objects (instead of their ``call:``);
     ``systems_cache`` is the SQLite call cache (``None``: in memory, nothing kept);
-    ``refresh_systems`` names systems whose cached calls are dropped first.
+    ``refresh_systems`` names systems whose cached calls are dropped first; ``executor``
+    holds the executor flags (docs/scaleout.md), which win over the config's ``executor:``.
     """
     from ragmeter.runner.compare import run_comparisons
     from ragmeter.runner.evaluation import EvaluationResult
@@ -289,6 +290,7 @@ def run_pipeline(
         for s in cfg.systems
     }
     cache = TaskCache(cache_dir)
+    dispatch = UnitDispatcher.for_config(cfg, executor)
     ci_settings = aggregate_ci_settings(cfg)
     factors = list(cfg.model.stratify_by)
     gold_key = {
@@ -398,28 +400,20 @@ def run_pipeline(
                     continue
                 result = cache.get(task, key) if llm_reason is None else None
                 reused = result is not None
+                unit = (task, ctx, outputs, factors, ci_settings, canonical)
+                if result is None and dispatch.remote:  # evaluated on the executor, below
+                    status = "skipped" if llm_reason else "ok"
+                    trun = TaskRun(system.name, task, status, llm_reason, input_hash=key, **common)
+                    trun.records = adapter.records(ctx, outputs)
+                    advance = lambda n, h=handle: progress.advance(h, n)  # noqa: E731
+                    cached = cache if llm_reason is None else None
+                    srun.tasks[task] = dispatch.defer(trun, unit, cache=cached, advance=advance)
+                    continue
                 if result is None:
-                    try:
-                        result = adapter.evaluate(ctx, outputs)
-                    except TaskSkipped as exc:
-                        srun.tasks[task] = TaskRun(system.name, task, "skipped", str(exc), **common)
+                    status, result = evaluate_unit(*unit)
+                    if status == "skipped":
+                        srun.tasks[task] = TaskRun(system.name, task, "skipped", result, **common)
                         continue
-                    add_cis(result, ci_settings, canonical)
-                    if factors:
-                        result.strata = {
-                            **result.strata,
-                            **stratify(
-                                result,
-                                task_units,
-                                factors,
-                                unit_of=adapter.unit_of,
-                                corpus_stats=lambda m, a=adapter, r=result: _own_stats(a, m, r),
-                                evaluate_subset=lambda us, a=adapter, c=ctx, o=outputs: (
-                                    a.evaluate_subset(c, o, us)
-                                ),
-                                wanted=canonical,
-                            ),
-                        }
                     if llm_reason is None and adapter.cacheable(result):
                         cache.put(task, key, result)
                 else:
@@ -441,7 +435,9 @@ def run_pipeline(
                 for s in cfg.systems
             )
             progress.finish(handle, skipped=not scored)
-    comparisons, comparison_notes = run_comparisons(cfg, system_runs)
+    dispatch.run_pending()
+    comparisons, comparison_notes = run_comparisons(cfg, system_runs, dispatch=dispatch)
+    dispatch.close()
     result = EvaluationResult(
         cfg,
         evaluation_id=evaluation_id,
@@ -454,6 +450,7 @@ def run_pipeline(
         comparisons=comparisons,
         comparison_notes=comparison_notes,
     )
+    result.executor = dispatch.meta
     result.apply_gates(strict=strict_gates)
     return result
 

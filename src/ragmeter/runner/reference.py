@@ -19,6 +19,7 @@ from pydantic_core import PydanticUndefined
 
 from ragmeter import registry
 from ragmeter.runner import config as cfg
+from ragmeter.runner.config_models import ExecutorConfig
 from ragmeter.runner.gates import GATE_PROFILES
 from ragmeter.runner.judge_settings import NOT_CONFIGURED
 from ragmeter.runner.metrics_page import anchor
@@ -168,6 +169,16 @@ def render() -> str:
         "base_url, temperature, concurrency, rpm, timeout_s, cache, prices, ...) are those of "
         "[judge.md](judge.md). Without a model and an endpoint, LLM metrics are `needs_llm` and "
         f"the judge task is reported as skipped: *{NOT_CONFIGURED}*",
+        "",
+        "## `executor`",
+        "",
+        "Where the tasks and comparisons run ([scaleout.md](scaleout.md)): in-process by "
+        "default, or on Dask. The flags of `ragmeter run` (`--executor`, `--workers`, "
+        "`--scheduler`, ...) and the environment (`RAGMETER_EXECUTOR`, "
+        "`RAGMETER_DASK_SCHEDULER`) take precedence. Results are the same on any executor, and "
+        "the block does not enter the config's hash.",
+        "",
+        *_fields_table(ExecutorConfig, "executor."),
         "",
         "## `tasks`",
         "",

@@ -1,0 +1,150 @@
+"""``python -m benchmarks.scaleout judge`` and ``stats`` (see benchmarks/scaleout.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import statistics
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from benchmarks.scaleout import DATA, timed
+
+
+def _judge_input(n: int) -> Path:
+    path = DATA / f"scaleout-judge-{n}.jsonl"
+    if not path.exists():
+        DATA.mkdir(parents=True, exist_ok=True)
+        with path.open("w") as fh:
+            for i in range(n):
+                row = {
+                    "id": f"q{i}",
+                    "question": f"Question {i}?",
+                    "answer": f"Answer {i}.",
+                    "reference": f"Answer {i}.",
+                    "contexts": [f"answer {i} is here", "noise"],
+                }
+                fh.write(json.dumps(row) + "\n")
+    return path
+
+
+def _max_per_second(times: list[float]) -> int:
+    times = sorted(times)
+    best, j = 0, 0
+    for i, t in enumerate(times):
+        while times[j] < t - 1.0:
+            j += 1
+        best = max(best, i - j + 1)
+    return best
+
+
+def _without_executor(out: str) -> tuple[str, dict[str, Any] | None]:
+    data = json.loads(out)
+    meta = data.pop("executor", None)
+    return json.dumps(data, sort_keys=True), meta
+
+
+def judge_benchmark(a: Any) -> int:
+    from tests.judge.fake_openai import FakeOpenAI
+
+    fake = FakeOpenAI(latency=a.latency_ms / 1000).start()
+    os.environ.update(
+        {
+            "RAGMETER_LLM_BASE_URL": fake.url,
+            "RAGMETER_LLM_MODEL": "judge-test-model",
+            "OPENAI_API_KEY": "sk-benchmark",
+        }
+    )
+    inp = _judge_input(a.judge_samples)
+    base = ["judge", str(inp), "-m", "context_precision", "--concurrency", "64"]
+    rows: list[tuple[str, float, int]] = []
+    reference = None
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = [("in-process", []), ("1 worker", ["--workers", "1"])]
+        runs.append((f"{a.workers} workers", ["--workers", str(a.workers)]))
+        for k, (name, extra) in enumerate(runs):
+            fake.reset()
+            cache = ["--cache", f"{tmp}/c{k}.sqlite", "--work-dir", f"{tmp}/w"]
+            wall, out = timed([*base, *cache, *extra])
+            text, _ = _without_executor(out)
+            summary = json.loads(text)
+            if reference is None:
+                reference = summary["metrics"]
+            elif summary["metrics"] != reference:
+                raise SystemExit(f"{name}: the scores differ from the in-process run")
+            rows.append((name, wall, summary["cost"]["calls_sent"]))
+        fake.reset()
+        rpm_args = ["--workers", str(a.workers), "--rpm", str(a.rpm), "--work-dir", f"{tmp}/w"]
+        n_rpm = min(a.judge_samples, a.rpm // 60 * 6)  # about six seconds at the limit
+        small = _judge_input(n_rpm)
+        wall_rpm, _ = timed(
+            [
+                "judge",
+                str(small),
+                "-m",
+                "context_precision",
+                "--cache",
+                f"{tmp}/rpm.sqlite",
+                *rpm_args,
+            ]
+        )
+        peak = _max_per_second([r.arrived for r in fake.requests])
+    fake.stop()
+    print(
+        f"judge, {a.judge_samples:,} samples, -m context_precision (1 call each), fake "
+        f"server {a.latency_ms:g} ms, concurrency 64, load average {os.getloadavg()}"
+    )
+    for name, wall, calls in rows:
+        workers = 1 if name == "in-process" else int(name.split()[0])
+        print(
+            f"{name:12s} {wall:7.2f} s  {calls / wall:7.1f} calls/s  "
+            f"{calls / wall / workers:7.1f} per worker (wall includes start-up; goal ≥ 300)"
+        )
+    print(
+        f"--rpm {a.rpm} on {a.workers} workers: {n_rpm} calls in {wall_rpm:.2f} s, most in any "
+        f"1-s window {peak} (goal ≤ {a.rpm / 60 + 1:g})"
+    )
+    return 0
+
+
+def stats_benchmark(a: Any) -> int:
+    rng = random.Random(7)
+    with tempfile.TemporaryDirectory() as tmp:
+        files = []
+        for s in range(a.systems):
+            path = Path(tmp) / f"sys{s:02d}.jsonl"
+            shift = rng.uniform(-0.02, 0.02)
+            with path.open("w") as fh:
+                for q in range(a.queries):
+                    value = min(1.0, max(0.0, rng.random() * 0.6 + 0.2 + shift))
+                    fh.write(json.dumps({"id": f"q{q}", "s": round(value, 4)}) + "\n")
+            files.append(str(path))
+        base = ["compare", "--per-sample", *files, "-m", "s", "--json", "--n-resamples", "9999"]
+        times: dict[str, list[float]] = {"in-process": [], "1 worker": [], "2 workers": []}
+        outs: dict[str, str] = {}
+        for _ in range(a.repeats):
+            for name, extra in (
+                ("in-process", []),
+                ("1 worker", ["--workers", "1"]),
+                ("2 workers", ["--workers", str(a.workers)]),
+            ):
+                wall, out = timed([*base, *extra])
+                times[name].append(wall)
+                outs[name], _ = _without_executor(out)
+        if len(set(outs.values())) != 1:
+            raise SystemExit("the p-values differ between executors")
+    n_tests = a.systems * (a.systems - 1) // 2
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print(
+        f"stats, {n_tests} randomization tests (all pairs of {a.systems} systems), "
+        f"n {a.queries}, 9,999 resamples, load average {os.getloadavg()}"
+    )
+    for name, wall in med.items():
+        print(f"{name:12s} {wall:7.2f} s  ({n_tests / wall:.1f} tests/s)")
+    print(
+        f"2 workers / 1 worker: {med['1 worker'] / med['2 workers']:.2f}× (goal ≥ 1.8×); "
+        "outputs identical apart from 'executor'"
+    )
+    return 0

@@ -1,0 +1,144 @@
+"""``ragmeter judge`` on an executor: sample shards judged on workers under one coordinator.
+
+Every shard holds whole samples (all their metrics and repeats) and runs the judge's own asyncio
+runtime on its worker; the run's rate limit, in-flight slots, 429 back-off, cost budget and
+single-flight are held by one :class:`~ragmeter.judge.coordinator.JudgeCoordinator` (a Dask
+actor), and the SQLite cache is the one file of this host. The driver then assembles the result
+with the in-process function, from the outcomes the shards returned (no call is made again), so
+scores, statuses and per-sample costs are those of an in-process run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import math
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ragmeter.errors import UsageError
+from ragmeter.executors.plan import SHARDS_PER_WORKER, JudgeShard
+from ragmeter.executors.tasks import judge_shard
+
+# About 2,000 samples per shard: some 40 s of calls at full speed, a short tail.
+SAMPLES_PER_JUDGE_SHARD = 2_000
+
+
+def judge_shards(n_samples: int, workers: int, partitions: int | None) -> int:
+    if partitions is not None:
+        return max(1, min(partitions, n_samples))
+    wanted = max(math.ceil(n_samples / SAMPLES_PER_JUDGE_SHARD), SHARDS_PER_WORKER * workers)
+    return max(1, min(wanted, n_samples))
+
+
+def _replayed(run_id: str, rows: list[dict[str, Any]]) -> Any:
+    """A ledger holding the workers' rows: the run's totals, per metric and overall."""
+    from ragmeter.judge.ledger import Ledger, Totals
+
+    ledger = Ledger(run_id)
+    for row in rows:
+        ledger.total.add(row)
+        ledger.per_metric.setdefault(row["metric"], Totals()).add(row)
+        ledger.rows.append(row)
+    return ledger
+
+
+def judge_on(
+    xsettings: Any,
+    samples: Sequence[Any],
+    metrics: Sequence[str],
+    config: Any,
+    *,
+    options: dict[str, Any],
+    on_outcome: Callable[..., None] | None = None,
+    on_progress: Callable[[dict[str, Any]], None] | None = None,
+    command: str = "judge",
+    report: dict[str, Any] | None = None,
+) -> Any:
+    """Judge ``samples`` on the executor ``xsettings`` names; returns the
+    :class:`~ragmeter.judge.result.JudgeResult` and the ``executor`` block. ``report``
+    receives what the run's coordinator granted (start times, most calls in flight)."""
+    from ragmeter.executors import make_executor
+    from ragmeter.executors.settings import DEFAULT_WORK_DIR
+    from ragmeter.executors.workdir import WorkDir, run_resumable
+    from ragmeter.judge.engine import aevaluate
+
+    if config.cache_path is None:
+        raise UsageError(
+            "--no-cache cannot be used with --executor dask (the workers share the cache; "
+            "expected a cache file)",
+            command=command,
+        )
+    run_id = uuid.uuid4().hex[:12]
+    # workers have their own working directory: every path they open is made absolute here
+    config = dataclasses.replace(
+        config,
+        cache_path=os.path.abspath(config.cache_path),
+        prices=tuple(os.path.abspath(p) if os.path.exists(p) else p for p in config.prices),
+    )
+    keyless = dataclasses.replace(config, api_key=None)  # workers read it from api_key_env
+    work = WorkDir(
+        xsettings.work_dir or DEFAULT_WORK_DIR, keep=xsettings.keep_work, command=command
+    )
+    success = False
+    try:
+        with make_executor(xsettings, command=command) as executor:
+            check = getattr(executor, "check_visible", None)
+            if check is not None:
+                check([], work_dir=work.root)
+            meta = executor.describe()
+            workers = int(meta.get("workers") or 1)
+            parts = judge_shards(len(samples), workers, xsettings.partitions)
+            size = math.ceil(len(samples) / parts)
+            shared = getattr(executor, "judge_coordinator", lambda _c: None)(config)
+            shards = []
+            for start in range(0, len(samples), size):
+                args = (list(samples[start : start + size]), list(metrics), keyless, options)
+                path, digest = work.payload(args)
+                shards.append(JudgeShard(len(shards), path, digest, shared))
+            plan = work.plan("judge", judge_shard, shards)
+            outcomes: dict[tuple[str, str, int], Any] = {}
+            ledger: list[dict[str, Any]] = []
+            prompts: dict[str, Any] = {}
+            total = len(samples) * max(1, len(metrics))
+            for got in run_resumable(executor, judge_shard, shards, label="judge", plan=plan):
+                for key, (outcome, stats) in got["outcomes"].items():
+                    outcomes[key] = (outcome, stats)
+                    if on_outcome is not None:
+                        on_outcome(*key, outcome, stats)
+                ledger.extend(got["ledger"])
+                prompts.update(got["prompts"])
+                if on_progress is not None:
+                    on_progress(
+                        {
+                            "done": len(outcomes),
+                            "total": max(total, len(outcomes)),
+                            "calls_sent": sum(1 for r in ledger if not r.get("cache_hit")),
+                            "cache_hits": sum(1 for r in ledger if r.get("cache_hit")),
+                            "usd": sum(r.get("cost_usd") or 0.0 for r in ledger),
+                        }
+                    )
+            if report is not None and shared is not None:  # what the coordinator granted
+                got = shared.report()
+                report.update(got.result() if hasattr(got, "result") else got)
+            # the in-process function assembles the result: every outcome is known, no call made
+            result = asyncio.run(
+                aevaluate(
+                    samples,
+                    metrics,
+                    config=config,
+                    resume=outcomes,
+                    run_id=run_id,
+                    ledger=_replayed(run_id, ledger),
+                    **options,
+                )
+            )
+            judge_meta = result.metadata.get("judge")
+            if isinstance(judge_meta, dict):  # the prompts the workers used, as one run's
+                judge_meta["prompt_versions"] = {k: prompts[k] for k in sorted(prompts)}
+        success = True
+        return result, meta
+    finally:
+        work.finish(success=success)

@@ -1,0 +1,339 @@
+"""One judge's limits shared by every process of a run (docs/scaleout.md, "The judge").
+
+In one process the judge's runtime keeps its own token buckets, in-flight semaphore, 429
+back-off and ``--max-cost`` budget. When shards of one judge run in several worker processes,
+those must hold for the run as a whole, not per process: :class:`JudgeCoordinator` keeps them
+in one place (a Dask actor started by the executor), and each worker's runtime asks it through
+the shims below, which :func:`install` puts in place for the duration of a shard. The
+coordinator also owns single-flight across processes: a cache key being sent by one worker is
+not sent by another, which waits for the reply to land in the shared cache.
+
+The coordinator never blocks: :meth:`JudgeCoordinator.try_start` grants a call now or says how
+long to wait before asking again, so one thread serves every worker. Across processes there is
+no initial burst: the request bucket holds one call, so the calls granted in any one-second
+window are at most ``rpm/60 + 1``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ragmeter.judge.ledger import Budget
+from ragmeter.judge.limiter import SLOWDOWN_S
+
+__all__ = ["JudgeCoordinator", "current", "install"]
+
+POLL_S = 0.005  # how often a waiting worker asks again for a slot or a key being sent
+
+
+class _Bucket:
+    """A token bucket kept as the time at which it is full again (GCRA)."""
+
+    def __init__(self, capacity: float, rate: float) -> None:
+        self.capacity = capacity
+        self.rate = rate
+        self.full_at = -float("inf")
+
+    def wait(self, n: float, now: float, factor: float) -> float:
+        """Seconds until ``n`` units are available (0: now)."""
+        need = min(n, self.capacity)
+        return max(0.0, self.full_at - (self.capacity - need) / (self.rate * factor) - now)
+
+    def take(self, n: float, now: float, factor: float) -> None:
+        self.full_at = max(self.full_at, now) + n / (self.rate * factor)
+
+    def adjust(self, delta: float) -> None:
+        self.full_at += delta / self.rate
+
+
+class JudgeCoordinator:
+    """Rate limits, in-flight slots, 429 back-off, the cost budget and single-flight for one
+    judge endpoint across processes. Thread-safe; every method returns at once."""
+
+    def __init__(
+        self,
+        *,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        concurrency: int = 8,
+        max_cost_usd: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._lock = threading.Lock()
+        self.clock = clock
+        self.requests = _Bucket(1.0, rpm / 60) if rpm else None
+        self.tokens = _Bucket(max(1.0, tpm / 10), tpm / 60) if tpm else None
+        self.concurrency = max(1, int(concurrency))
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.pause_until = -float("inf")
+        self.slow_since: float | None = None
+        self.budget = Budget(max_cost_usd)
+        self.sending: set[str] = set()
+        self.starts: list[float] = []
+
+    def ping(self) -> bool:
+        return True
+
+    def _factor(self, now: float) -> float:
+        if self.slow_since is None:
+            return 1.0
+        elapsed = now - self.slow_since
+        if elapsed >= SLOWDOWN_S:
+            self.slow_since = None
+            return 1.0
+        return 0.5 + 0.5 * max(0.0, elapsed) / SLOWDOWN_S
+
+    # -- rate -----------------------------------------------------------------------------------
+    def try_start(self, est_tokens: float) -> float:
+        """0 when the caller's call may start now (its request and tokens are taken), else
+        the seconds to wait before asking again (nothing is taken). Granting only at the
+        moment of the call keeps a worker that wakes up late from sending a backlog of calls
+        at once."""
+        with self._lock:
+            now = self.clock()
+            factor = self._factor(now)
+            wait = self.pause_until - now
+            if self.requests is not None:
+                wait = max(wait, self.requests.wait(1.0, now, factor))
+            if self.tokens is not None:
+                wait = max(wait, self.tokens.wait(est_tokens, now, factor))
+            if wait > 0:
+                return wait
+            if self.requests is not None:
+                self.requests.take(1.0, now, factor)
+            if self.tokens is not None:
+                self.tokens.take(est_tokens, now, factor)
+            self.starts.append(now)
+            return 0.0
+
+    def correct(self, estimated: float, actual: float | None) -> None:
+        with self._lock:
+            if self.tokens is not None and actual is not None:
+                self.tokens.adjust(actual - estimated)
+
+    def rate_limited(self, delay: float) -> None:
+        """A 429 seen by any worker pauses and slows them all."""
+        with self._lock:
+            now = self.clock()
+            self.pause_until = max(self.pause_until, now + delay)
+            self.slow_since = now
+
+    def begin(self, est_tokens: float) -> float:
+        """:meth:`try_start` and an in-flight slot in one round trip: 0 when the call may
+        start now (both are taken), else the seconds to wait before asking again."""
+        with self._lock:
+            if self.in_flight >= self.concurrency:
+                return POLL_S
+        wait = self.try_start(est_tokens)
+        if wait > 0:
+            return wait
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        return 0.0
+
+    # -- in-flight slots ------------------------------------------------------------------------
+    def take_slot(self) -> bool:
+        with self._lock:
+            if self.in_flight >= self.concurrency:
+                return False
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            return True
+
+    def release_slot(self) -> None:
+        with self._lock:
+            self.in_flight = max(0, self.in_flight - 1)
+
+    # -- budget ---------------------------------------------------------------------------------
+    def try_reserve(self, amount: float) -> bool:
+        with self._lock:
+            return self.budget.try_reserve(amount)
+
+    def settle(self, reserved: float, actual: float | None) -> None:
+        with self._lock:
+            self.budget.settle(reserved, actual)
+
+    def release(self, reserved: float) -> None:
+        with self._lock:
+            self.budget.release(reserved)
+
+    # -- single-flight --------------------------------------------------------------------------
+    def claim(self, key: str) -> bool:
+        """True: the caller sends ``key``; False: another process is sending it."""
+        with self._lock:
+            if key in self.sending:
+                return False
+            self.sending.add(key)
+            return True
+
+    def sent(self, key: str) -> None:
+        with self._lock:
+            self.sending.discard(key)
+
+    def busy(self, key: str) -> bool:
+        with self._lock:
+            return key in self.sending
+
+    def report(self) -> dict[str, Any]:
+        """What the run used: for the benchmark and the tests."""
+        with self._lock:
+            return {
+                "starts": list(self.starts),
+                "max_in_flight": self.max_in_flight,
+                "spent": self.budget.spent,
+                "exhausted": self.budget.closed,
+            }
+
+
+# -- the worker side ----------------------------------------------------------------------------
+
+
+class _Remote:
+    """Calls a coordinator's methods by name; a Dask actor returns futures, resolved here."""
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+
+    def __call__(self, method: str, *args: Any) -> Any:
+        value = getattr(self.target, method)(*args)
+        result = getattr(value, "result", None)
+        return result() if callable(result) else value
+
+    def send(self, method: str, *args: Any) -> None:
+        """A call whose answer nobody needs: an actor runs it without the caller waiting."""
+        getattr(self.target, method)(*args)
+
+    async def call(self, method: str, *args: Any) -> Any:
+        # a pool of its own: the default one has a handful of threads, one per waiting call
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(_pool(), functools.partial(self, method, *args))
+
+
+_POOL: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def _pool() -> concurrent.futures.ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None:
+        _POOL = concurrent.futures.ThreadPoolExecutor(64, thread_name_prefix="ragmeter-judge")
+    return _POOL
+
+
+class SharedLimiter:
+    """:class:`~ragmeter.judge.limiter.RateLimiter`'s interface over the coordinator."""
+
+    def __init__(self, remote: _Remote, clock: Any) -> None:
+        self.remote = remote
+        self.clock = clock
+
+    async def acquire(self, est_tokens: float) -> None:
+        # the rate and an in-flight slot in one round trip; the slots release it
+        while (wait := await self.remote.call("begin", float(est_tokens))) > 0:
+            await self.clock.sleep(wait)
+
+    def correct(self, estimated: float, actual: float | None) -> None:
+        if actual is not None:
+            self.remote.send("correct", float(estimated), float(actual))
+
+    def on_rate_limited(self, delay: float) -> None:
+        self.remote.send("rate_limited", float(delay))
+
+    def factor(self) -> float:
+        return 1.0
+
+
+class SharedSlots:
+    """The in-flight semaphore of the run, held by the coordinator: the slot was taken with
+    the rate by :meth:`SharedLimiter.acquire`, which the runtime calls just before."""
+
+    def __init__(self, remote: _Remote, clock: Any) -> None:
+        self.remote = remote
+        self.clock = clock
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.remote.send("release_slot")
+
+
+class SharedBudget:
+    """:class:`~ragmeter.judge.ledger.Budget`'s interface over the coordinator."""
+
+    def __init__(self, remote: _Remote, cap: float | None) -> None:
+        self.remote = remote
+        self.cap = cap
+
+    def try_reserve(self, amount: float) -> bool:
+        return True if self.cap is None else bool(self.remote("try_reserve", float(amount)))
+
+    def settle(self, reserved: float, actual: float | None) -> None:
+        if self.cap is not None:
+            self.remote.send("settle", float(reserved), None if actual is None else float(actual))
+
+    def release(self, reserved: float) -> None:
+        if self.cap is not None:
+            self.remote.send("release", float(reserved))
+
+    @property
+    def closed(self) -> bool:
+        return False if self.cap is None else bool(self.remote("report")["exhausted"])
+
+
+class Shared:
+    """What a runtime uses instead of its own limits while :func:`install`-ed."""
+
+    def __init__(self, target: Any) -> None:
+        self.remote = _Remote(target)
+        self.remote("ping")  # a Dask actor handle binds to the thread that uses it first
+
+    def limiter(self, clock: Any) -> SharedLimiter:
+        return SharedLimiter(self.remote, clock)
+
+    def slots(self, clock: Any) -> SharedSlots:
+        return SharedSlots(self.remote, clock)
+
+    def budget(self, cap: float | None) -> SharedBudget:
+        return SharedBudget(self.remote, cap)
+
+    async def single_flight(self, key: str, cached: Callable[[], Any]) -> Any:
+        """``None`` once this process holds ``key`` (it sends it, then reports ``sent``); or
+        the reply another process sent meanwhile, read from the shared cache by ``cached``."""
+        while not await self.remote.call("claim", key):
+            while await self.remote.call("busy", key):
+                await asyncio.sleep(POLL_S)
+            found = cached()
+            if found is not None:
+                return found
+        return None
+
+
+_CURRENT: Shared | None = None
+
+
+def limits(shared: Shared | None, config: Any, clock: Any) -> tuple[Any, Any]:
+    """A runtime's rate limiter and budget: its own, or the coordinator's while installed."""
+    if shared is not None:
+        return shared.limiter(clock), shared.budget(config.max_cost_usd)
+    from ragmeter.judge.limiter import RateLimiter
+
+    return RateLimiter(rpm=config.rpm, tpm=config.tpm, clock=clock), Budget(config.max_cost_usd)
+
+
+def install(target: Any) -> None:
+    """Make runtimes created in this process use the coordinator ``target`` (``None``: their
+    own limits again)."""
+    global _CURRENT
+    _CURRENT = None if target is None else Shared(target)
+
+
+def current() -> Shared | None:
+    return _CURRENT

@@ -1,0 +1,100 @@
+"""The work dir: a re-run of the same command reuses the shards an interrupted run finished."""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from ragmeter.executors.dask import DaskExecutor
+from ragmeter.executors.plan import PayloadShard
+from ragmeter.executors.settings import ExecutorSettings
+from ragmeter.executors.tasks import call_payload
+from ragmeter.executors.workdir import MAX_AGE_S, WorkDir, run_resumable
+from tests.executors.faults import count_runs, fail_once
+
+
+def _shards(work: WorkDir, n: int) -> list[PayloadShard]:
+    # each shard serialises a small list: a pure function of ragmeter run by call_payload
+    return [
+        PayloadShard(i, *work.payload(([i, 0.5],)), "ragmeter.io.jsonutil:dumps") for i in range(n)
+    ]
+
+
+def _runs(folder: Path) -> list[int]:
+    return sorted(int(name.split("-")[0]) for name in os.listdir(folder))
+
+
+@pytest.fixture
+def executor(dask_client):
+    return DaskExecutor(ExecutorSettings(kind="dask"), command="run", client=dask_client)
+
+
+def test_a_rerun_recomputes_only_the_shards_not_finished(executor, tmp_path, capfd):
+    work = WorkDir(str(tmp_path / "work"), command="run")
+    shards = _shards(work, 6)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    marker = str(tmp_path / "failed-once")
+    task = functools.partial(
+        fail_once, functools.partial(count_runs, call_payload, str(runs)), marker, 3
+    )
+    plan = work.plan("sums", call_payload, shards)
+    got = []
+    with pytest.raises(Exception, match="shard 3 failed once"):
+        for value in run_resumable(executor, task, shards, label="sums", plan=plan):
+            got.append(value)
+    assert got == ["[0, 0.5]", "[1, 0.5]", "[2, 0.5]"]  # shards 0-2 came back, and were saved
+    time.sleep(0.5)  # a worker's log line would arrive on the shared stderr by now
+    noise = capfd.readouterr().err
+    assert "Traceback" not in noise and "failed once" not in noise, noise
+    first = _runs(runs)
+    assert {0, 1, 2} <= set(first)
+    for name in os.listdir(runs):
+        os.remove(runs / name)
+    again = WorkDir(str(tmp_path / "work"), command="run")
+    plan = again.plan("sums", call_payload, _shards(again, 6))
+    values = list(run_resumable(executor, task, _shards(again, 6), label="sums", plan=plan))
+    assert values == [f"[{i}, 0.5]" for i in range(6)]
+    assert _runs(runs) == [3, 4, 5]  # the finished shards were not computed again
+    assert (plan.reused, plan.computed) == (3, 3)
+    assert capfd.readouterr().err.startswith(
+        "ragmeter run: resuming sums: 3 of 6 shards finished by an earlier run ("
+    )
+    again.finish(success=True)
+    assert os.listdir(tmp_path / "work") == ["payloads"]
+    assert os.listdir(tmp_path / "work" / "payloads") == []
+
+
+def test_an_altered_shard_file_or_input_is_recomputed(tmp_path):
+    from ragmeter.executors.local import LocalExecutor
+
+    data = tmp_path / "in.jsonl"
+    data.write_text('{"a": 1}\n')
+    work = WorkDir(str(tmp_path / "work"))
+    shards = [PayloadShard(0, str(data), "x", "ragmeter.io.jsonutil:dumps")]
+    plan = work.plan("p", call_payload, shards)
+    plan.save(0, 41.0)
+    with open(os.path.join(plan.path, "shard-00000.pkl"), "ab") as fh:
+        fh.write(b"tampered")
+    assert plan.load(0) == (False, None)
+    plan.save(0, 42.0)
+    assert work.plan("p", call_payload, shards).load(0) == (True, 42.0)
+    data.write_text('{"a": 2}\n')  # same size, new content and mtime: another plan
+    assert work.plan("p", call_payload, shards).load(0) == (False, None)
+    assert list(run_resumable(LocalExecutor(), float, [1, 2], label="x", plan=None)) == [1.0, 2.0]
+
+
+def test_plans_older_than_a_week_are_removed_at_start(tmp_path):
+    old = tmp_path / "work" / "tasks-0123456789abcdef"
+    old.mkdir(parents=True)
+    stale = time.time() - MAX_AGE_S - 60
+    os.utime(old, (stale, stale))
+    fresh = tmp_path / "work" / "tasks-fedcba9876543210"
+    fresh.mkdir()
+    work = WorkDir(str(tmp_path / "work"))
+    assert work.removed_old == 1
+    assert sorted(os.listdir(tmp_path / "work")) == ["payloads", "tasks-fedcba9876543210"]
