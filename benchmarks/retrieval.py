@@ -243,7 +243,7 @@ def full_precision(case: str, qrels: Path, run: Path, measures: list[str], env: 
 def import_time(env: dict) -> float:
     """Seconds of imports on ragmeter trec's path before parsing (lean start), summed
     over the top-level entries of ``python -X importtime``."""
-    code = "import ragmeter.retrieval.cli, ragmeter.io.trec, ragmeter.retrieval.engine"
+    code = "import ragmeter.cli.trec_main, ragmeter.io.trec, ragmeter.retrieval.engine"
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", code],
         capture_output=True,

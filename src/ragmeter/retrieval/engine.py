@@ -21,11 +21,12 @@ from ragmeter.io.trec import Qrels, Run, as_qrels, as_run
 from ragmeter.retrieval import kernels as K
 from ragmeter.retrieval.measures import MEASURES, Context
 from ragmeter.retrieval.names import ULTRARAG_KS, Measure, parse_measures
+from ragmeter.retrieval.overlap import no_overlap_error
 from ragmeter.retrieval.result import RetrievalResult, build_result
 from ragmeter.retrieval.zscores import ZScores, read_zscores
 from ragmeter.warnings import RagmeterWarning
 
-__all__ = ["Evaluator", "Options", "evaluate"]
+__all__ = ["Evaluator", "Options", "evaluate", "evaluate_stream"]
 
 _COMMAND = "trec"
 
@@ -362,29 +363,18 @@ def evaluate(
     return ev.evaluate(run)
 
 
-def no_overlap_error(
-    qrels_name: str,
-    run_name: str,
-    qrels_qids: Sequence[bytes],
-    run_qids: Sequence[bytes],
+def evaluate_stream(
+    qrels: Any,
+    source: str | os.PathLike[str],
+    measures: Any = ("official",),
     *,
-    complete: bool,
-) -> UsageError:
-    """No query in both files: refused, also under ``-c``.
+    batch_rows: int = 2_000_000,
+    **options: Any,
+) -> RetrievalResult:
+    """Evaluate a run grouped by query in bounded memory; the same Result as :func:`evaluate`."""
+    from ragmeter.retrieval.stream import evaluate_stream_with
 
-    trec_eval 10.0 with ``-c`` prints 0 for every judged query here; ragmeter refuses, because a
-    run that shares no qid with the qrels is almost always a qid mismatch (``q301`` against
-    ``301``), and a table of zeros would look like a result (docs/retrieval.md).
-    """
-    q_examples = ", ".join(f"'{q.decode('utf-8', 'replace')}'" for q in qrels_qids[:2])
-    r_examples = ", ".join(f"'{q.decode('utf-8', 'replace')}'" for q in run_qids[:2])
-    tail = (
-        "; trec_eval -c would print 0 for every judged query, ragmeter refuses: check the qids"
-        if complete
-        else ""
-    )
-    return UsageError(
-        f"no query is in both {qrels_name} and {run_name} (qrels qids look like "
-        f"{q_examples}; run qids look like {r_examples}){tail}",
-        command=_COMMAND,
+    zscores = options.pop("zscores", None)
+    return evaluate_stream_with(
+        Evaluator(qrels, measures, zscores=zscores, **options), source, batch_rows=batch_rows
     )

@@ -6,14 +6,27 @@ Real values print as ``%-22s\\t%s\\t%6.4f`` (name, qid, value), counts as ``%-22
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from ragmeter.retrieval.result import RetrievalResult
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 __all__ = ["format_trec", "format_ultrarag"]
+
+
+class Formattable(Protocol):
+    """What the layouts read of a result (a :class:`RetrievalResult`; named by its traits, so
+    that this module does not import the result module that calls it)."""
+
+    @property
+    def measures(self) -> list[dict[str, Any]]: ...
+    @property
+    def metadata(self) -> dict[str, Any]: ...
+    @property
+    def per_query(self) -> Any: ...
+    @property
+    def summary(self) -> dict[str, Any]: ...
+    @property
+    def aggregates(self) -> Mapping[str, Any]: ...
+    def values(self, metric: str) -> Any: ...
 
 
 def _real(name: str, qid: str, value: float, digits: int, z: bool = False) -> str:
@@ -24,7 +37,7 @@ def _count(name: str, qid: str, value: int) -> str:
     return f"{name:<22}\t{qid}\t{int(value)}\n"
 
 
-def format_trec(res: RetrievalResult, *, queries: bool, summary: bool, digits: int = 4) -> str:
+def format_trec(res: Formattable, *, queries: bool, summary: bool, digits: int = 4) -> str:
     measures = res.measures
     zs = res.metadata.get("retrieval", {}).get("zscores")
     parts: list[str] = []
@@ -72,7 +85,7 @@ _ULTRARAG = {"map": "map", "recip_rank": "mrr"}
 _ULTRARAG_CUT = {"ndcg_cut": "ndcg", "P": "P", "recall": "recall"}
 
 
-def format_ultrarag(res: RetrievalResult, *, order: Sequence[str] | None = None) -> str:
+def format_ultrarag(res: Formattable, *, order: Sequence[str] | None = None) -> str:
     """map, mrr, then ndcg@k, P@k, recall@k for each cutoff (UltraRAG's key order).
 
     With ``order``, each mean is UltraRAG's ``sum(per-query values) / n`` over the queries in

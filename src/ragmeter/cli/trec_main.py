@@ -103,6 +103,9 @@ ragmeter options:
 """
 
 
+_EXECUTOR_ENV = ("RAGMETER_EXECUTOR", "RAGMETER_DASK_SCHEDULER")
+
+
 class _Usage(Exception):
     pass
 
@@ -258,14 +261,17 @@ def _parse(argv: Sequence[str]) -> dict[str, Any]:
         elif flag in ("--workers", "--partitions"):
             scale[flag[2:]] = _int(value, flag, 1)
     cfg["args"] = args
-    from ragmeter.errors import UsageError
-    from ragmeter.executors.settings import resolve_settings
+    cfg["executor"] = None
+    if scale or any(os.environ.get(v) for v in _EXECUTOR_ENV):
+        # only then: the executors package (and cloudpickle behind it) costs ~15 ms of start
+        from ragmeter.errors import UsageError
+        from ragmeter.executors.settings import resolve_settings
 
-    try:  # flags, then RAGMETER_EXECUTOR / RAGMETER_DASK_SCHEDULER
-        settings = resolve_settings(**scale)
-    except UsageError as exc:
-        raise _Usage(exc.message) from None
-    cfg["executor"] = None if settings.is_local else settings
+        try:  # flags, then RAGMETER_EXECUTOR / RAGMETER_DASK_SCHEDULER
+            settings = resolve_settings(**scale)
+        except UsageError as exc:
+            raise _Usage(exc.message) from None
+        cfg["executor"] = None if settings.is_local else settings
     return cfg
 
 
@@ -318,6 +324,8 @@ def _run(cfg: dict[str, Any]) -> tuple[str, list[str]]:
         pa.set_io_thread_count(cfg["threads"])
     # only the JSON document reports the inputs' sha256; hashing costs a full read otherwise
     hashes = fmt == "json"
+    from ragmeter.retrieval.recipe import build_evaluator, evaluator_recipe
+
     recipe = evaluator_recipe(cfg, qrels_path)
     evaluator = build_evaluator(recipe)
     if not many and not cfg["stream"] and cfg["executor"] is not None:
@@ -430,48 +438,6 @@ def _render(
     if executor is not None:
         doc["executor"] = executor
     return doc, warns
-
-
-def evaluator_recipe(cfg: dict[str, Any], qrels_path: str) -> tuple[Any, ...]:
-    """What builds the command's :class:`Evaluator`, as plain hashable values (Dask workers
-    rebuild the same evaluator from it): (qrels path, read_qrels options, measures, options)."""
-    from ragmeter.retrieval.names import ULTRARAG_KS
-
-    fmt = cfg["format"]
-    qrels_options = (
-        ("format", cfg["qrels_format"]),
-        ("qid_field", cfg["qid_field"]),
-        ("gold_field", cfg["gold_field"]),
-        ("hash_input", fmt == "json"),
-    )
-    options = (
-        ("ks", tuple(cfg["ks"] or ULTRARAG_KS)),
-        ("zscores", cfg["zscores"]),
-        ("relevance_level", cfg["level"]),
-        ("complete", cfg["complete"]),
-        ("max_docs", cfg["max_docs"]),
-        ("judged_only", cfg["judged_only"]),
-        ("num_docs_in_coll", cfg["num_docs"]),
-        ("gain", cfg["gain"]),
-        ("ties", cfg["ties"]),
-        ("dedupe", cfg["dedupe"]),
-        ("names", cfg["names"]),
-        # UltraRAG's numbers come from pytrec_eval: float32 scores, means from per-query values
-        ("per_query", cfg["per_query"] or fmt == "ultrarag"),
-        ("scores", "float32" if fmt == "ultrarag" else "float64"),
-    )
-    return (qrels_path, qrels_options, tuple(cfg["measures"] or ["official"]), options)
-
-
-def build_evaluator(recipe: tuple[Any, ...]) -> Any:
-    """The :class:`Evaluator` of :func:`evaluator_recipe`."""
-    from ragmeter.io import trec as io_trec
-    from ragmeter.retrieval.engine import Evaluator
-
-    qrels_path, qrels_options, measures, options = recipe
-    opts = dict(options)
-    opts["ks"] = list(opts["ks"])
-    return Evaluator(io_trec.read_qrels(qrels_path, **dict(qrels_options)), list(measures), **opts)
 
 
 def _first_appearance(qids: Any) -> list[str]:
