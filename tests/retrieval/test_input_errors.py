@@ -477,7 +477,7 @@ def test_bz2_and_zstd_inputs(tmp_path, write):
 @pytest.mark.parametrize("segment", [4096, 16384])
 def test_memory_mapped_segments_parse_like_the_whole_file(monkeypatch, segment, write):
     """Large files are parsed through a memory map a segment at a time: same result."""
-    import ragmeter.io.trec as trec_io
+    import ragmeter.io.trec.parse as trec_io
 
     whole = invoke(
         "trec",
