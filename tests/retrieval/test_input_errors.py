@@ -13,6 +13,9 @@ from ragmeter.io.trec import read_qrels, read_run
 from ragmeter.retrieval import evaluate
 from tests.helpers import CONFORMANCE, invoke
 
+# every test once per TREC parse path (Arrow, and the small-file parse): same output, same errors
+pytestmark = pytest.mark.usefixtures("trec_parser")
+
 QRELS = "q1 0 d1 1\nq1 0 d2 0\n"
 RUN = "q1 Q0 d1 1 1.0 r\nq1 Q0 d2 2 0.5 r\n"
 EXPECTED_MAP = "map                   \tall\t1.0000\n"

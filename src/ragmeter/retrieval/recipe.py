@@ -39,12 +39,14 @@ def evaluator_recipe(cfg: dict[str, Any], qrels_path: str) -> tuple[Any, ...]:
     return (qrels_path, qrels_options, tuple(cfg["measures"] or ["official"]), options)
 
 
-def build_evaluator(recipe: tuple[Any, ...]) -> Any:
-    """The :class:`Evaluator` of :func:`evaluator_recipe`."""
+def build_evaluator(recipe: tuple[Any, ...], *, qrels: Any = None) -> Any:
+    """The :class:`Evaluator` of :func:`evaluator_recipe` (``qrels``: already read)."""
     from ragmeter.io import trec as io_trec
     from ragmeter.retrieval.engine import Evaluator
 
     qrels_path, qrels_options, measures, options = recipe
     opts = dict(options)
     opts["ks"] = list(opts["ks"])
-    return Evaluator(io_trec.read_qrels(qrels_path, **dict(qrels_options)), list(measures), **opts)
+    if qrels is None:
+        qrels = io_trec.read_qrels(qrels_path, **dict(qrels_options))
+    return Evaluator(qrels, list(measures), **opts)

@@ -13,17 +13,24 @@ __all__ = ["format_trec", "format_ultrarag"]
 
 
 class Formattable(Protocol):
-    """What the layouts read of a result (a :class:`RetrievalResult`; named by its traits, so
-    that this module does not import the result module that calls it)."""
+    """What trec_eval's layout reads of a result: a :class:`RetrievalResult`, or the
+    :class:`~ragmeter.retrieval.report.Report` it is built from (``ragmeter trec`` prints the
+    Report directly, without the Arrow-backed result)."""
 
     @property
     def measures(self) -> list[dict[str, Any]]: ...
     @property
     def metadata(self) -> dict[str, Any]: ...
     @property
-    def per_query(self) -> Any: ...
-    @property
     def summary(self) -> dict[str, Any]: ...
+    def query_columns(self) -> tuple[list[str], dict[str, list[Any]]]: ...
+
+
+class UltraRAGFormattable(Protocol):
+    """What UltraRAG's dictionary reads of a :class:`RetrievalResult`."""
+
+    @property
+    def measures(self) -> list[dict[str, Any]]: ...
     @property
     def aggregates(self) -> Mapping[str, Any]: ...
     def values(self, metric: str) -> Any: ...
@@ -42,8 +49,7 @@ def format_trec(res: Formattable, *, queries: bool, summary: bool, digits: int =
     zs = res.metadata.get("retrieval", {}).get("zscores")
     parts: list[str] = []
     if queries:
-        table = res.per_query
-        qids = table.column("qid").to_pylist()
+        qids, columns = res.query_columns()
         cols: list[tuple[dict[str, Any], list[Any]]] = []
         for m in measures:
             if not m.get("per_query", True):
@@ -51,7 +57,7 @@ def format_trec(res: Formattable, *, queries: bool, summary: bool, digits: int =
             if zs is not None and m["family"] != "relstring":
                 cols.append((m, zs["per_query"][m["name"]]))
             else:
-                cols.append((m, table.column(m["name"]).to_pylist()))
+                cols.append((m, columns[m["name"]]))
         for i, q in enumerate(qids):
             for m, vals in cols:
                 v = vals[i]
@@ -85,7 +91,7 @@ _ULTRARAG = {"map": "map", "recip_rank": "mrr"}
 _ULTRARAG_CUT = {"ndcg_cut": "ndcg", "P": "P", "recall": "recall"}
 
 
-def format_ultrarag(res: Formattable, *, order: Sequence[str] | None = None) -> str:
+def format_ultrarag(res: UltraRAGFormattable, *, order: Sequence[str] | None = None) -> str:
     """map, mrr, then ndcg@k, P@k, recall@k for each cutoff (UltraRAG's key order).
 
     With ``order``, each mean is UltraRAG's ``sum(per-query values) / n`` over the queries in

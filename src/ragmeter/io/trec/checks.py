@@ -8,14 +8,21 @@ import re
 from collections.abc import Iterable
 
 import numpy as np
-import pyarrow as pa
 
 from ragmeter.errors import InputError
-from ragmeter.io.arrowutil import call
-from ragmeter.io.arrowutil import lazy_compute as pc
 from ragmeter.io.cnum import c_atol
-from ragmeter.io.trec.containers import Origin, _plain
-from ragmeter.io.trec.lines import _Input, _iter_raw_lines, _split_lines, lines_before
+from ragmeter.io.trec.containers import Origin
+from ragmeter.io.trec.lines import (
+    _Input,
+    _iter_raw_lines,
+    _numbered_lines,
+    _split_lines,
+    lines_before,
+)
+
+# the CSV block of the Arrow parse, and so the longest line either parse accepts: small blocks
+# keep the Arrow parse's peak memory low
+_BLOCK = 1 << 21
 
 RUN_FIELDS = "qid Q0 docno rank score tag"
 
@@ -37,54 +44,6 @@ def _utf8_error(value: bytes) -> str | None:
     except UnicodeDecodeError as exc:
         return f"byte 0x{value[exc.start]:02x} at offset {exc.start}"
     return None
-
-
-def _binary_all_ascii(arr: pa.ChunkedArray) -> bool:
-    for chunk in arr.chunks:
-        if pa.types.is_dictionary(chunk.type):
-            chunk = chunk.dictionary
-        bufs = chunk.buffers()
-        if bufs[2] is None or len(chunk) == 0:
-            continue
-        offs = np.frombuffer(
-            bufs[1], dtype=np.int32 if not pa.types.is_large_binary(chunk.type) else np.int64
-        )
-        lo, hi = int(offs[chunk.offset]), int(offs[chunk.offset + len(chunk)])
-        data = np.frombuffer(bufs[2], dtype=np.uint8)[lo:hi]
-        if data.size and int(data.max()) >= 0x80:
-            return False
-    return True
-
-
-def _first_bad_utf8(arr: pa.ChunkedArray) -> tuple[int, str] | None:
-    """(row, reason) of the first value that is not valid UTF-8."""
-    plain = _plain(arr) if pa.types.is_dictionary(arr.type) else arr
-    offset = 0
-    for chunk in plain.chunks:
-        try:
-            chunk.cast(pa.string()).validate(full=True)
-        except (pa.ArrowInvalid, pa.ArrowException):
-            for i, v in enumerate(chunk.to_pylist()):
-                reason = _utf8_error(v)
-                if reason:
-                    return offset + i, reason
-        offset += len(chunk)
-    return None
-
-
-def _check_utf8(arr: pa.ChunkedArray, what: str, origin: Origin) -> None:
-    if _binary_all_ascii(arr):
-        return
-    bad = _first_bad_utf8(arr)
-    if bad is not None:
-        row, reason = bad
-        loc = origin.locate([row])[0]
-        raise InputError(
-            f"{what} is not valid UTF-8 ({reason})",
-            path=loc.path,
-            line=loc.line,
-            location=loc.location,
-        )
 
 
 def _scan_errors(inp: _Input, kind: str) -> None:
@@ -214,31 +173,40 @@ def _raise_row(origin: Origin, row: int, message: str) -> None:
     raise InputError(message, path=loc.path, line=loc.line, location=loc.location)
 
 
-def _combine_runid(tag: pa.ChunkedArray) -> str:
-    if len(tag) == 0:
-        return ""
-    last = tag[len(tag) - 1]
-    value = last.as_py()
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return str(value)
+def _refuse_cr_only(raw: np.ndarray, inp: _Input, nfields: int) -> None:
+    """Refuse a line that holds several records separated by bare CRs (CR-only line ends).
+
+    CR is white space inside a line (CRLF files read as they should), so a file whose lines end
+    with CR alone would otherwise read as one long line whose extra fields are dropped.
+    """
+    cr = raw[:-1] == 13
+    if not cr.any() or not (cr & (raw[1:] != 10)).any():
+        return
+    fields = RUN_FIELDS if nfields == 6 else QRELS_FIELDS
+    for lineno, line in _numbered_lines(inp):
+        body = line.rstrip(b"\n").rstrip(b"\r")
+        cut = body.find(b"\r")
+        while cut >= 0:
+            # a record before the CR and another (not a stray extra field) after it
+            nxt = body[cut + 1 :].split(b"\r", 1)[0]
+            if len(body[:cut].split()) >= nfields and len(nxt.split()) >= nfields:
+                raise InputError(
+                    "a bare CR ends a record and another follows on the same line: the file "
+                    "seems to end its lines with CR alone (classic Mac); convert the line ends "
+                    f"to LF (expected one record per line: {fields})",
+                    path=inp.name,
+                    line=lineno,
+                )
+            cut = body.find(b"\r", cut + 1)
 
 
-def _any_comment(values: pa.Array | pa.ChunkedArray) -> bool:
-    from pyarrow._compute import MatchSubstringOptions
-
-    found = call("starts_with", values, options=MatchSubstringOptions("#"))
-    return bool(call("any", found).as_py())
-
-
-def _drop_comment_rows(table: pa.Table) -> pa.Table:
-    """Drop rows whose qid starts with '#': comment lines that happened to parse as data."""
-    qid = table.column("qid")
-    if pa.types.is_dictionary(qid.type):
-        if not any(len(c.dictionary) and _any_comment(c.dictionary) for c in qid.chunks):
-            return table
-        qid = _plain(qid)
-    if not _any_comment(qid):
-        return table
-    mask = pc.starts_with(qid, "#")
-    return table.filter(pc.invert(mask))
+def _refuse_long_line(inp: _Input) -> None:
+    """Name the first line longer than the CSV block (Arrow reports no line for it)."""
+    for lineno, line in _numbered_lines(inp):
+        if len(line) >= _BLOCK:
+            raise InputError(
+                f"line of {len(line):,} bytes is too long (expected lines under "
+                f"{_BLOCK // (1 << 20)} MiB)",
+                path=inp.name,
+                line=lineno,
+            )

@@ -1,18 +1,17 @@
-"""The parsed inputs: :class:`Run` and :class:`Qrels` (immutable, Arrow-backed) and :class:`Origin`,
-which names a row's file and line in messages."""
+"""The parsed inputs: :class:`Run` and :class:`Qrels` (immutable; ids in Arrow arrays, or in a
+:class:`~ragmeter.io.trec.column.BytesColumn` for a small file) and :class:`Origin`, which names a
+row's file and line in messages. Arrow is imported only by the methods that need it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
 
 from ragmeter.errors import InputError
-from ragmeter.io.arrowutil import from_numpy
-from ragmeter.io.arrowutil import lazy_compute as pc
-from ragmeter.io.arrowutil import to_numpy as _to_np
+from ragmeter.io.trec.column import BytesColumn
 from ragmeter.io.trec.lines import (
     LineOffset,
     _data_lines,
@@ -20,6 +19,9 @@ from ragmeter.io.trec.lines import (
     _split_lines,
     lines_before,
 )
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,8 +83,8 @@ class Run:
     and strictly decreasing.
     """
 
-    qid: pa.ChunkedArray
-    docno: pa.ChunkedArray
+    qid: Any  # pa.ChunkedArray (dictionary-encoded or plain binary) or BytesColumn
+    docno: Any  # pa.ChunkedArray (binary) or BytesColumn
     score: np.ndarray
     runid: str
     origin: Origin
@@ -104,6 +106,13 @@ class Run:
 
     def qid_values(self) -> list[str]:
         """The distinct qids, sorted (byte order equals code-point order for UTF-8)."""
+        if isinstance(self.qid, BytesColumn):
+            return sorted(v.decode("utf-8", "replace") for v in set(self.qid.values))
+        import pyarrow as pa
+
+        from ragmeter.io.arrowutil import lazy_compute as pc
+        from ragmeter.io.arrowutil import to_numpy as _to_np
+
         if pa.types.is_dictionary(self.qid.type):
             used: set[bytes] = set()
             for chunk in self.qid.chunks:
@@ -116,9 +125,13 @@ class Run:
 
     def to_table(self) -> pa.Table:
         """The run as a table (qid, docno as strings; score)."""
+        import pyarrow as pa
+
+        from ragmeter.io.arrowutil import from_numpy
+
         cols = {
-            "qid": _plain(self.qid).cast(pa.string()),
-            "docno": self.docno.cast(pa.string()),
+            "qid": _plain(_arrow(self.qid)).cast(pa.string()),
+            "docno": _arrow(self.docno).cast(pa.string()),
             "score": from_numpy(self.score),
         }
         if self.source is not None:
@@ -133,8 +146,8 @@ class Run:
 class Qrels:
     """Relevance judgments: (qid, docno, grade) rows, pyarrow-backed and immutable."""
 
-    qid: pa.ChunkedArray
-    docno: pa.ChunkedArray
+    qid: Any  # pa.ChunkedArray (binary) or BytesColumn
+    docno: Any
     grade: np.ndarray  # int64
     origin: Origin
     sha256: str | None = None
@@ -149,13 +162,21 @@ class Qrels:
 
     @property
     def num_topics(self) -> int:
+        if isinstance(self.qid, BytesColumn):
+            return len(set(self.qid.values))
+        from ragmeter.io.arrowutil import lazy_compute as pc
+
         return len(pc.unique(_plain(self.qid)))
 
     def to_table(self) -> pa.Table:
+        import pyarrow as pa
+
+        from ragmeter.io.arrowutil import from_numpy
+
         return pa.table(
             {
-                "qid": _plain(self.qid).cast(pa.string()),
-                "docno": self.docno.cast(pa.string()),
+                "qid": _plain(_arrow(self.qid)).cast(pa.string()),
+                "docno": _arrow(self.docno).cast(pa.string()),
                 "grade": from_numpy(self.grade),
             }
         )
@@ -166,11 +187,26 @@ class Qrels:
 
 def to_numpy(arr: pa.ChunkedArray | pa.Array, fill: float | int | None = None) -> np.ndarray:
     """A (chunked) numeric Arrow array as numpy, without importing pandas."""
+    from ragmeter.io.arrowutil import to_numpy as _to_np
+
     return _to_np(arr, fill=fill)
 
 
 def _plain(arr: pa.ChunkedArray) -> pa.ChunkedArray:
     """A dictionary-encoded column decoded to plain values (cheap for small dictionaries)."""
+    if isinstance(arr, BytesColumn):
+        return arr
+    import pyarrow as pa
+
     if pa.types.is_dictionary(arr.type):
         return arr.cast(arr.type.value_type)
     return arr
+
+
+def _arrow(col: Any) -> pa.ChunkedArray:
+    """An id column as Arrow (a small file's bytes are converted)."""
+    import pyarrow as pa
+
+    if isinstance(col, BytesColumn):
+        return pa.chunked_array([pa.array(col.values, type=pa.binary())], type=pa.binary())
+    return col

@@ -7,8 +7,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import pyarrow as pa
-
 from ragmeter.errors import InputError
 from ragmeter.io.files import GZIP_MAGIC, display_name, open_binary, sha256_file
 
@@ -63,6 +61,8 @@ def _open_input(path: str | os.PathLike[str], *, allow_stdin: bool) -> _Input:
             if p.endswith((".bz2", ".zst")) and magic != GZIP_MAGIC:
                 fh.close()
                 codec = "bz2" if p.endswith(".bz2") else "zstd"
+                import pyarrow as pa
+
                 try:
                     stream = pa.CompressedInputStream(pa.OSFile(p), codec)
                     data = stream.read()

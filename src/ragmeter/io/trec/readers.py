@@ -14,9 +14,6 @@ from ragmeter.io.arrowutil import call
 from ragmeter.io.files import display_name, sha256_file
 from ragmeter.io.trec.checks import (
     _INT32,
-    _check_utf8,
-    _combine_runid,
-    _drop_comment_rows,
     _no_data,
     _nonfinite_message,
     _parse_grade,
@@ -26,7 +23,7 @@ from ragmeter.io.trec.checks import (
 from ragmeter.io.trec.containers import Origin, Qrels, Run, to_numpy
 from ragmeter.io.trec.formats import _read_qrels_jsonl, _read_qrels_tsv, _read_run_jsonl
 from ragmeter.io.trec.lines import _Input, _open_input
-from ragmeter.io.trec.parse import _parse_lines
+from ragmeter.io.trec.parse import _check_utf8, _combine_runid, _drop_comment_rows, _parse_lines
 
 
 def read_run(

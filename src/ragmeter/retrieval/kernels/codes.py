@@ -1,16 +1,24 @@
 """Integer codes of id columns: packed or fingerprinted 64-bit docno codes, unified qid codes, and
 row takes that do not concatenate a chunked column.
+
+An id column is an Arrow array or, for a small file, a
+:class:`~ragmeter.io.trec.column.BytesColumn`; both expose the same offsets-and-bytes layout, so
+the codes (and all that is computed from them) come from one code path. Arrow is imported only
+for Arrow columns.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import operator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
 
-from ragmeter.io.arrowutil import call, from_numpy, to_numpy
-from ragmeter.io.arrowutil import lazy_compute as pc
+from ragmeter.io.trec.column import BytesColumn
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
@@ -20,10 +28,16 @@ _QMIX = np.uint64(0xC2B2AE3D27D4EB4F)
 def _index_in(values: Any, value_set: pa.Array) -> Any:
     from pyarrow._compute import SetLookupOptions
 
+    from ragmeter.io.arrowutil import call
+
     return call("index_in", values, options=SetLookupOptions(value_set))
 
 
 def _unique_sorted_binary(arr: pa.ChunkedArray) -> tuple[list[bytes], pa.Array]:
+    import pyarrow as pa
+
+    from ragmeter.io.arrowutil import call
+
     uniq = call("unique", arr)
     if isinstance(uniq, pa.ChunkedArray):
         uniq = uniq.combine_chunks()
@@ -32,11 +46,49 @@ def _unique_sorted_binary(arr: pa.ChunkedArray) -> tuple[list[bytes], pa.Array]:
 
 
 def _to_numpy(arr: pa.ChunkedArray | pa.Array, fill: int = -1) -> np.ndarray:
+    from ragmeter.io.arrowutil import to_numpy
+
     return to_numpy(arr, fill=fill)
+
+
+def row_bytes(col: Any, row: int) -> bytes:
+    """One id's bytes (for messages)."""
+    if isinstance(col, BytesColumn):
+        return col[row]
+    value: bytes = col[row].as_py()
+    return value
+
+
+def same_ids(mine: Any, theirs: Any) -> np.ndarray:
+    """Row-by-row equality of two id arrays of one length (bool)."""
+    if isinstance(mine, BytesColumn) or isinstance(theirs, BytesColumn):
+        a, b = mine.to_pylist(), theirs.to_pylist()
+        return np.fromiter(map(operator.eq, a, b), dtype=bool, count=len(a))
+    from ragmeter.io.arrowutil import call, to_numpy
+
+    return to_numpy(call("equal", mine, theirs)).astype(bool)
+
+
+def take_ids(values: Any, rows: np.ndarray) -> Any:
+    """``values[rows]`` of a plain (not chunked) id array: Arrow's take, or a BytesColumn's."""
+    if isinstance(values, BytesColumn):
+        return values.take(rows)
+    from ragmeter.io.arrowutil import call, from_numpy
+
+    return call("take", values, from_numpy(np.asarray(rows, dtype=np.int64)))
 
 
 def _qid_codes(qid: pa.ChunkedArray) -> tuple[list[bytes], np.ndarray]:
     """Unified codes for a (possibly dictionary-encoded, chunked) qid column."""
+    if isinstance(qid, BytesColumn):
+        distinct = list(dict.fromkeys(qid.values))  # in order of first appearance
+        at = {v: i for i, v in enumerate(distinct)}
+        return distinct, np.fromiter(map(at.__getitem__, qid.values), np.int32, len(qid))
+    import pyarrow as pa
+
+    from ragmeter.io.arrowutil import lazy_compute as pc
+    from ragmeter.io.arrowutil import to_numpy
+
     if not pa.types.is_dictionary(qid.type):
         qid = pc.dictionary_encode(qid)
         if isinstance(qid, pa.Array):
@@ -66,6 +118,29 @@ def _pair_hash(codes: np.ndarray, qcodes: np.ndarray, shift: int) -> np.ndarray:
     return h
 
 
+def _layouts(col: Any) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(int64 offsets, uint8 bytes) of each non-empty chunk of an id column."""
+    if isinstance(col, BytesColumn):
+        if len(col):
+            yield col.offsets, col.data
+        return
+    import pyarrow as pa
+
+    for chunk in col.chunks:
+        n = len(chunk)
+        if n == 0:
+            continue
+        bufs = chunk.buffers()
+        large = pa.types.is_large_binary(chunk.type) or pa.types.is_large_string(chunk.type)
+        offs = np.frombuffer(bufs[1], dtype=np.int64 if large else np.int32)[
+            chunk.offset : chunk.offset + n + 1
+        ].astype(np.int64)
+        data = (
+            np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
+        )
+        yield offs, data
+
+
 def _docno_codes(
     docno: pa.ChunkedArray, out: np.ndarray | None = None, *, exact: bool = False
 ) -> tuple[np.ndarray, Any]:
@@ -81,21 +156,11 @@ def _docno_codes(
     fit = np.ones(len(docno), dtype=np.bool_) if exact else None
     all_short = True
     at = 0
-    for chunk in docno.chunks:
-        n = len(chunk)
-        if n == 0:
-            continue
+    for offs, data in _layouts(docno):
+        n = offs.size - 1
         dest = codes[at : at + n]
         dfit = fit[at : at + n] if fit is not None else None
         at += n
-        bufs = chunk.buffers()
-        large = pa.types.is_large_binary(chunk.type) or pa.types.is_large_string(chunk.type)
-        offs = np.frombuffer(bufs[1], dtype=np.int64 if large else np.int32)[
-            chunk.offset : chunk.offset + n + 1
-        ].astype(np.int64)
-        data = (
-            np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
-        )
         lens = np.diff(offs)
         if lens.min() == 8 and lens.max() == 8 and offs[-1] - offs[0] == 8 * n:
             # the common case (MS MARCO-style ids): the data buffer is the code array
@@ -158,6 +223,12 @@ def take_rows(arr: pa.ChunkedArray, rows: np.ndarray) -> pa.Array:
     """``arr[rows]`` for a chunked array, chunk by chunk (Arrow's take on a chunked array may
     first concatenate every chunk, which costs the whole column for a few rows)."""
     rows = np.asarray(rows, dtype=np.int64)
+    if isinstance(arr, BytesColumn):
+        return arr.take(rows)
+    import pyarrow as pa
+
+    from ragmeter.io.arrowutil import call, from_numpy
+
     if arr.num_chunks == 1:
         return call("take", arr.chunk(0), from_numpy(rows))
     if rows.size == 0:

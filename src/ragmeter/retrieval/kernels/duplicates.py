@@ -10,8 +10,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from ragmeter.errors import InputError
-from ragmeter.io.trec import Run
-from ragmeter.retrieval.kernels.codes import _MIX, _docno_codes, take_rows
+from ragmeter.io.trec.containers import Run
+from ragmeter.retrieval.kernels.codes import _MIX, _docno_codes, row_bytes, take_rows
 
 
 def _dup_keys(run: Run, run_qcode: np.ndarray, codes: np.ndarray | None = None) -> np.ndarray:
@@ -60,7 +60,7 @@ def duplicate_error(
     run: Run, run_qids: Sequence[bytes], run_qcode: np.ndarray, pair: tuple[int, int]
 ) -> InputError:
     a, b = pair
-    doc = run.docno[b].as_py().decode("utf-8", "replace")
+    doc = row_bytes(run.docno, b).decode("utf-8", "replace")
     qid = run_qids[int(run_qcode[b])].decode("utf-8", "replace")
     loc = run.origin.locate([b])[0]
     return InputError(

@@ -5,11 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import pyarrow as pa
 
-from ragmeter.io.arrowutil import call, from_numpy, to_numpy
-from ragmeter.io.trec import Run
-from ragmeter.retrieval.kernels.codes import _index_in, _pair_hash, _qid_codes, take_rows
+from ragmeter.io.trec.column import BytesColumn
+from ragmeter.io.trec.containers import Run
+from ragmeter.retrieval.kernels.codes import (
+    _index_in,
+    _pair_hash,
+    _qid_codes,
+    same_ids,
+    take_ids,
+    take_rows,
+)
 from ragmeter.retrieval.kernels.qrels_index import QrelsIndex
 
 
@@ -116,8 +122,8 @@ def _join_codes(
     check = np.flatnonzero(~(exact[cand] & index.doc_fit[pos]))
     if check.size:
         mine = take_rows(run.docno, cand[check])
-        theirs = call("take", index.doc_values, from_numpy(index.doc_code_index[pos[check]]))
-        same = to_numpy(call("equal", mine, theirs)).astype(bool)
+        theirs = take_ids(index.doc_values, index.doc_code_index[pos[check]])
+        same = same_ids(mine, theirs)
         if not same.all():
             keep = np.ones(cand.size, dtype=bool)
             keep[check[~same]] = False
@@ -151,8 +157,8 @@ def _match_pairs(
     check = np.flatnonzero(~(exact[cand] & index.line_fit[line]))
     if check.size:
         mine = take_rows(run.docno, cand[check])
-        theirs = call("take", index.doc_values, from_numpy(index.line_doc[line[check]]))
-        same = to_numpy(call("equal", mine, theirs)).astype(bool)
+        theirs = take_ids(index.doc_values, index.line_doc[line[check]])
+        same = same_ids(mine, theirs)
         if not same.all():
             keep = np.ones(cand.size, dtype=bool)
             keep[check[~same]] = False
@@ -162,6 +168,13 @@ def _match_pairs(
 
 def _join_bytes(run: Run, index: QrelsIndex) -> tuple[np.ndarray, np.ndarray]:
     """(rows, docno index) through Arrow's hash lookup on the bytes, a few chunks at a time."""
+    if isinstance(run.docno, BytesColumn) or isinstance(index.doc_values, BytesColumn):
+        at = {v: i for i, v in enumerate(index.doc_values.to_pylist())}
+        found = [(r, at.get(v, -1)) for r, v in enumerate(run.docno.to_pylist())]
+        pairs = np.array([p for p in found if p[1] >= 0], dtype=np.int64).reshape(-1, 2)
+        return pairs[:, 0], pairs[:, 1]
+    import pyarrow as pa
+
     hits: list[np.ndarray] = []
     codes: list[np.ndarray] = []
     base = 0

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
 from ragmeter.errors import InputError
-from ragmeter.io.arrowutil import call, to_numpy
-from ragmeter.io.trec import Qrels
+from ragmeter.io.trec.column import BytesColumn
+from ragmeter.io.trec.containers import Qrels
 from ragmeter.retrieval.kernels.codes import (
     _docno_codes,
     _index_in,
     _pair_hash,
     _to_numpy,
     _unique_sorted_binary,
+    row_bytes,
+    same_ids,
     take_rows,
 )
 
@@ -30,7 +32,7 @@ class QrelsIndex:
     """
 
     qids: list[bytes]  # judged qids in byte order
-    doc_values: pa.Array  # distinct judged docnos (binary), the join's value set
+    doc_values: Any  # distinct judged docnos (binary pa.Array or BytesColumn): the join's value set
     keys: np.ndarray  # sorted int64 key per qrels line: query * ndocs + docno index
     grades: np.ndarray  # int64 grade per key
     q_starts: np.ndarray  # line offset of each query in the sorted lines (+ end)
@@ -68,7 +70,7 @@ class QrelsIndex:
 
 
 def _unique_codes(
-    col: pa.ChunkedArray,
+    col: Any,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """(sorted distinct codes, first row of each, code index per row, packed-code mask per
     distinct value), or None when two different ids share a fingerprint (never seen)."""
@@ -81,9 +83,44 @@ def _unique_codes(
         check = np.flatnonzero(~fit & (rep_row != np.arange(inverse.size)))
         mine = take_rows(col, check)
         rep = take_rows(col, rep_row[check])
-        if not to_numpy(call("equal", mine, rep)).astype(bool).all():
+        if not same_ids(mine, rep).all():
             return None
     return uniq, first, inverse, fit[first]
+
+
+def _sorted_codes(col: Any) -> tuple[list[bytes], np.ndarray]:
+    """(distinct values in byte order, int64 index of each row's value among them)."""
+    if isinstance(col, BytesColumn):
+        values = sorted(set(col.values))
+        at = {v: i for i, v in enumerate(values)}
+        return values, np.array([at[v] for v in col.values], dtype=np.int64)
+    qid_list, qid_values = _unique_sorted_binary(col)
+    return qid_list, _to_numpy(_index_in(col, qid_values)).astype(np.int64)
+
+
+def _distinct(col: Any) -> tuple[Any, np.ndarray]:
+    """(distinct values in order of appearance, int64 index of each row's value among them)."""
+    if isinstance(col, BytesColumn):
+        at: dict[bytes, int] = {}
+        codes = [at.setdefault(v, len(at)) for v in col.values]
+        return BytesColumn(list(at)), np.array(codes, dtype=np.int64)
+    import pyarrow as pa
+
+    from ragmeter.io.arrowutil import call
+
+    values = call("unique", col)
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    return values, _to_numpy(_index_in(col, values)).astype(np.int64)
+
+
+def _chunked(values: Any) -> Any:
+    """A plain id array as the (chunked) column :func:`_docno_codes` reads."""
+    if isinstance(values, BytesColumn):
+        return values
+    import pyarrow as pa
+
+    return pa.chunked_array([values], type=values.type)
 
 
 def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
@@ -95,17 +132,13 @@ def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
         qid_list = take_rows(qrels.qid, q[1]).to_pylist()
         qcode = q[2]
     else:
-        qid_list, qid_values = _unique_sorted_binary(qrels.qid)
-        qcode = _to_numpy(_index_in(qrels.qid, qid_values)).astype(np.int64)
+        qid_list, qcode = _sorted_codes(qrels.qid)
     d = _unique_codes(qrels.docno)
     if d is not None:
         doc_values = take_rows(qrels.docno, d[1])
         dcode = d[2]
     else:
-        doc_values = call("unique", qrels.docno)
-        if isinstance(doc_values, pa.ChunkedArray):
-            doc_values = doc_values.combine_chunks()
-        dcode = _to_numpy(_index_in(qrels.docno, doc_values)).astype(np.int64)
+        doc_values, dcode = _distinct(qrels.docno)
     ndocs = max(len(doc_values), 1)
     keys = qcode * ndocs + dcode
     order = np.argsort(keys, kind="stable")  # stable: file order among duplicates
@@ -118,8 +151,8 @@ def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
             second = int(order[dup].min())
             key = keys[second]
             first = int(np.flatnonzero(keys == key)[0])
-            doc = qrels.docno[second].as_py().decode("utf-8", "replace")
-            qid = qrels.qid[second].as_py()
+            doc = row_bytes(qrels.docno, second).decode("utf-8", "replace")
+            qid: Any = row_bytes(qrels.qid, second)
             qid = qid.decode("utf-8", "replace") if isinstance(qid, bytes) else str(qid)
             loc = qrels.origin.locate([second])[0]
             raise InputError(
@@ -151,7 +184,7 @@ def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
         doc_code_index = np.arange(codes.size)
         fit_by_doc = d[3]
     else:
-        codes, fit = _docno_codes(pa.chunked_array([doc_values], type=doc_values.type), exact=True)
+        codes, fit = _docno_codes(_chunked(doc_values), exact=True)
         order = np.argsort(codes, kind="stable")
         doc_codes, doc_code_index, doc_fit = codes[order], order, fit[order]
         fit_by_doc = fit

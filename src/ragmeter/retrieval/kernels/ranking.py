@@ -9,9 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
-from ragmeter.io.arrowutil import call, from_numpy, to_numpy
+from ragmeter.io.trec.column import BytesColumn
 from ragmeter.retrieval.kernels.codes import take_rows
 from ragmeter.retrieval.kernels.join import JoinedRun
 from ragmeter.retrieval.kernels.qrels_index import QrelsIndex
@@ -90,7 +89,7 @@ def _tie_offsets(
     pos: np.ndarray,
     block_start: np.ndarray,
     block_end: np.ndarray,
-    docno: pa.ChunkedArray,
+    docno: Any,
     row_of_pos: np.ndarray | None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Start of each row's tie group and the row's offset in it (docnos in descending order).
@@ -120,14 +119,7 @@ def _tie_offsets(
     members = np.repeat(groups, sizes) + within
     member_group = np.repeat(np.arange(groups.size, dtype=np.int64), sizes)
     member_rows = members if row_of_pos is None else row_of_pos[members]
-    docs = take_rows(docno, member_rows)
-    table = pa.table({"g": from_numpy(member_group), "d": docs})
-    from pyarrow._compute import SortOptions
-
-    order = call(
-        "sort_indices", table, options=SortOptions([("g", "ascending"), ("d", "descending")])
-    )
-    order = to_numpy(order)
+    order = _group_docno_order(member_group, take_rows(docno, member_rows))
     sorted_group = member_group[order]
     gfirst = np.searchsorted(sorted_group, np.arange(groups.size))
     rank_in_group = np.empty(total, dtype=np.int64)
@@ -136,6 +128,25 @@ def _tie_offsets(
     group_start[tied] = lo
     offset[tied] = rank_in_group[member_index]
     return group_start, offset
+
+
+def _group_docno_order(group: np.ndarray, docs: Any) -> np.ndarray:
+    """Stable order of tied rows by (group ascending, docno descending in byte order)."""
+    if isinstance(docs, BytesColumn):
+        values, g = docs.values, group.tolist()
+        # Python's sort is stable also with reverse=True (equal docnos keep their order), as
+        # Arrow's sort_indices is; then a stable sort by group
+        order = sorted(range(len(values)), key=values.__getitem__, reverse=True)
+        order.sort(key=g.__getitem__)
+        return np.array(order, dtype=np.int64)
+    import pyarrow as pa
+    from pyarrow._compute import SortOptions
+
+    from ragmeter.io.arrowutil import call, from_numpy, to_numpy
+
+    table = pa.table({"g": from_numpy(group), "d": docs})
+    options = SortOptions([("g", "ascending"), ("d", "descending")])
+    return to_numpy(call("sort_indices", table, options=options))
 
 
 @dataclass(eq=False)
