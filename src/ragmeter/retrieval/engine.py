@@ -333,15 +333,21 @@ class Evaluator:
 
 
 def _as_qrels(qrels: Any) -> Qrels:
-    from ragmeter.io.trec.objects import as_qrels
+    # through the package's names (a path: its read_qrels), which callers may wrap or replace;
+    # the Arrow-side readers load only here, when the input is not parsed yet
+    from ragmeter.io import trec as io_trec
 
-    return as_qrels(qrels)
+    if isinstance(qrels, (str, os.PathLike)):
+        return io_trec.read_qrels(qrels)
+    return io_trec.as_qrels(qrels)
 
 
 def _as_run(run: Any) -> Run:
-    from ragmeter.io.trec.objects import as_run
+    from ragmeter.io import trec as io_trec
 
-    return as_run(run)
+    if isinstance(run, (str, os.PathLike)):
+        return io_trec.read_run(run)
+    return io_trec.as_run(run)
 
 
 def evaluate(

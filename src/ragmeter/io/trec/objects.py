@@ -17,6 +17,7 @@ from ragmeter.io.arrowutil import lazy_compute as pc
 from ragmeter.io.arrowutil import strings
 from ragmeter.io.trec.checks import _INT32, _nonfinite_message, _parse_grade
 from ragmeter.io.trec.containers import Origin, Qrels, Run, to_numpy
+from ragmeter.io.trec.readers import read_qrels, read_run
 
 _QID_COLS = ("qid", "query_id", "query-id")
 
@@ -108,9 +109,7 @@ def as_run(run: Any, *, source: str = "source") -> Run:
     if isinstance(run, Run):
         return run
     if isinstance(run, (str, os.PathLike)):
-        from ragmeter.io import trec as io_trec  # through the package: the name tests replace
-
-        return io_trec.read_run(run)
+        return read_run(run)
     conv = _Conversions()
     if _is_table(run):
         table = _table_of(run)
@@ -262,9 +261,7 @@ def as_qrels(qrels: Any) -> Qrels:
     if isinstance(qrels, Qrels):
         return qrels
     if isinstance(qrels, (str, os.PathLike)):
-        from ragmeter.io import trec as io_trec  # through the package: the name tests replace
-
-        return io_trec.read_qrels(qrels)
+        return read_qrels(qrels)
     conv = _Conversions()
     if _is_table(qrels):
         table = _table_of(qrels)
