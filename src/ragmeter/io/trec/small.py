@@ -46,10 +46,8 @@ __all__ = ["SMALL_BYTES", "read_qrels_small", "read_run_small", "use_small"]
 SMALL_BYTES = 1 << 19
 PARSER_ENV = "RAGMETER_TREC_PARSER"
 _NONFINITE = (b"nan", b"inf", b"infinity")
-# every score token a decimal number (each followed by a newline): one match for the whole run
-_SCORES = re.compile(rb"(?:" + _NUMBER.pattern + rb"\n)*")
 _BOM = b"\xef\xbb\xbf"
-_GRADES = re.compile(rb"(?:-?\d{1,10}\n)*")
+_GRADE = re.compile(rb"-?\d{1,10}")
 
 
 def use_small(paths: list[str]) -> bool:
@@ -142,7 +140,7 @@ def read_run_small(path: str | os.PathLike[str], *, hash_input: bool = False) ->
     tokens = [f[4] for _, f in rows]
     # a score that is not a number makes the columnar parse fail (then the rescan names it);
     # NaN and infinity parse there, and are refused after the UTF-8 checks
-    numbers = _SCORES.fullmatch(b"\n".join(tokens) + b"\n") is not None
+    numbers = all(map(_NUMBER.fullmatch, tokens))
     if not numbers and any(
         _NUMBER.fullmatch(t) is None and t.lower().lstrip(b"+-") not in _NONFINITE for t in tokens
     ):
@@ -212,7 +210,7 @@ def read_qrels_small(path: str | os.PathLike[str], *, hash_input: bool = False) 
     _check_utf8(qids, linenos, "qid", inp.name)
     _check_utf8(docs, linenos, "docno", inp.name)
     grades: list[Any] = []
-    if _GRADES.fullmatch(b"\n".join(tokens) + b"\n") is not None:
+    if all(map(_GRADE.fullmatch, tokens)):
         grades = list(map(int, tokens))  # plain integers (range-checked below)
     if not grades or not (_INT32[0] <= min(grades) and max(grades) <= _INT32[1]):
         grades = [_grade(t, inp.name, n) for t, n in zip(tokens, linenos, strict=True)]
