@@ -20,9 +20,25 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     return build(tmp_path_factory.mktemp("ugly"))
 
 
-@pytest.mark.parametrize("c", [pytest.param(c, id=c.id) for c in CASES])
-def test_ugly_input(c: Case, world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+def _params() -> list:
+    """Every case once; the trec cases once per parse path (Arrow, and the small-file parse
+    without Arrow, which must fail alike: ragmeter.io.trec.small)."""
+    out = []
+    for c in CASES:
+        if c.id.startswith("trec-"):
+            out += [pytest.param(c, p, id=f"{c.id}-{p}") for p in ("arrow", "small")]
+        else:
+            out.append(pytest.param(c, None, id=c.id))
+    return out
+
+
+@pytest.mark.parametrize(("c", "parser"), _params())
+def test_ugly_input(
+    c: Case, parser: str | None, world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(world.root)
+    if parser is not None:
+        monkeypatch.setenv("RAGMETER_TREC_PARSER", parser)
     # an LLM that is configured but never reached: bad input is found before any call
     monkeypatch.setenv("RAGMETER_LLM_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("RAGMETER_LLM_MODEL", "judge-model")

@@ -20,6 +20,14 @@ def trec_qrels_text(rows):
     return "".join(f"{q} 0 {d} {g}\n" for q, d, g in rows)
 
 
+@pytest.fixture(params=["arrow", "small"])
+def trec_parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run the test once per TREC parse path: Arrow's columnar parse, and the plain parse of
+    small files (ragmeter.io.trec.small), which must read and refuse inputs alike."""
+    monkeypatch.setenv("RAGMETER_TREC_PARSER", request.param)
+    return str(request.param)
+
+
 @pytest.fixture
 def write(tmp_path: Path):
     """write(name, text) → path of a new file under tmp_path."""

@@ -13,6 +13,9 @@ import pytest
 from ragmeter.retrieval import evaluate
 from tests.helpers import CONFORMANCE, invoke, run_cli
 
+# every test once per TREC parse path (Arrow, and the small-file parse): same output, same errors
+pytestmark = pytest.mark.usefixtures("trec_parser")
+
 DATA = CONFORMANCE / "trec_eval"
 
 MEAS_PARAMS = (

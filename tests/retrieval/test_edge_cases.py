@@ -17,6 +17,9 @@ from tests.helpers import CONFORMANCE, invoke
 
 from .conftest import trec_qrels_text, trec_run_text
 
+# every test once per TREC parse path (Arrow, and the small-file parse): same output, same errors
+pytestmark = pytest.mark.usefixtures("trec_parser")
+
 # (case, qrels rows, run rows (qid, docno, score) in file order, options, expected summary)
 CASES = [
     (

@@ -13,6 +13,9 @@ from ragmeter.io.trec import read_qrels, read_run
 from ragmeter.retrieval import evaluate
 from tests.helpers import CONFORMANCE, invoke
 
+# every test once per TREC parse path (Arrow, and the small-file parse): same output, same errors
+pytestmark = pytest.mark.usefixtures("trec_parser")
+
 QRELS = "q1 0 d1 1\nq1 0 d2 0\n"
 RUN = "q1 Q0 d1 1 1.0 r\nq1 Q0 d2 2 0.5 r\n"
 EXPECTED_MAP = "map                   \tall\t1.0000\n"
@@ -477,7 +480,7 @@ def test_bz2_and_zstd_inputs(tmp_path, write):
 @pytest.mark.parametrize("segment", [4096, 16384])
 def test_memory_mapped_segments_parse_like_the_whole_file(monkeypatch, segment, write):
     """Large files are parsed through a memory map a segment at a time: same result."""
-    import ragmeter.io.trec as trec_io
+    import ragmeter.io.trec.parse as trec_io
 
     whole = invoke(
         "trec",

@@ -38,10 +38,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _trec(args: list[str]) -> int:
+    from ragmeter.cli.trec_main import main as trec_main
+
     try:
-        from ragmeter.retrieval.cli import main as trec_main
+        import ragmeter.retrieval  # noqa: F401  (the engine: absent from a build without it)
     except ModuleNotFoundError as exc:
-        if exc.name not in ("ragmeter.retrieval", "ragmeter.retrieval.cli"):
+        if exc.name != "ragmeter.retrieval":
             raise
         print("ragmeter trec: the retrieval engine is not part of this build", file=sys.stderr)
         return 2

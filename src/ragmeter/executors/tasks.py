@@ -142,7 +142,7 @@ def run_test_block(shard: Any) -> bytes:
 @lru_cache(maxsize=2)
 def _evaluator(recipe: tuple[Any, ...]) -> Any:
     """The command's evaluator, built once per worker process from the qrels file."""
-    from ragmeter.retrieval.cli import build_evaluator
+    from ragmeter.retrieval.recipe import build_evaluator
 
     return build_evaluator(recipe)
 

@@ -94,7 +94,7 @@ class OwnTools:
         run_format: trec or jsonl.
         dedupe: keep one line per duplicated (qid, docno): first or max (default: error).
         """
-        from ragmeter.retrieval import cli as trec_cli
+        from ragmeter.cli import trec_main as trec_cli
 
         files, names = self._files(qrels_path=qrels_path, run_path=run_path)
         argv: list[str] = []

@@ -19,7 +19,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Evaluator": ("ragmeter.retrieval.engine", "Evaluator"),
     "Options": ("ragmeter.retrieval.engine", "Options"),
     "RetrievalResult": ("ragmeter.retrieval.result", "RetrievalResult"),
-    "evaluate_stream": ("ragmeter.retrieval.stream", "evaluate_stream"),
+    "evaluate_stream": ("ragmeter.retrieval.engine", "evaluate_stream"),
     "source_breakdown": ("ragmeter.retrieval.sources", "source_breakdown"),
     "parse_measures": ("ragmeter.retrieval.names", "parse_measures"),
     "Measure": ("ragmeter.retrieval.names", "Measure"),

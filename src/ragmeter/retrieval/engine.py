@@ -12,20 +12,24 @@ import sys
 import warnings as pywarnings
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ragmeter.errors import UsageError
-from ragmeter.io.trec import Qrels, Run, as_qrels, as_run
+from ragmeter.io.trec.containers import Qrels, Run
 from ragmeter.retrieval import kernels as K
 from ragmeter.retrieval.measures import MEASURES, Context
 from ragmeter.retrieval.names import ULTRARAG_KS, Measure, parse_measures
-from ragmeter.retrieval.result import RetrievalResult, build_result
+from ragmeter.retrieval.overlap import no_overlap_error
+from ragmeter.retrieval.report import Report, build_report
 from ragmeter.retrieval.zscores import ZScores, read_zscores
 from ragmeter.warnings import RagmeterWarning
 
-__all__ = ["Evaluator", "Options", "evaluate"]
+if TYPE_CHECKING:
+    from ragmeter.retrieval.result import RetrievalResult
+
+__all__ = ["Evaluator", "Options", "evaluate", "evaluate_stream"]
 
 _COMMAND = "trec"
 
@@ -131,15 +135,22 @@ class Evaluator:
             if zscores is not None and not isinstance(zscores, ZScores)
             else zscores
         )
-        self.qrels: Qrels = as_qrels(qrels)
+        self.qrels: Qrels = qrels if isinstance(qrels, Qrels) else _as_qrels(qrels)
         self.index = K.build_qrels_index(self.qrels, dedupe=self.options.dedupe)
 
     # ---------------------------------------------------------------------------------------
     def evaluate(self, run: Any) -> RetrievalResult:
         """Evaluate one run (any input of docs/retrieval.md#inputs); a :class:`RetrievalResult`."""
-        run = as_run(run)
+        from ragmeter.retrieval.result import build_result
+
+        return build_result(self.evaluate_report(run))
+
+    def evaluate_report(self, run: Any) -> Report:
+        """Evaluate one run; the :class:`~ragmeter.retrieval.report.Report` (what ``ragmeter
+        trec`` prints trec_eval's text from, without building the Arrow-backed result)."""
+        run = run if isinstance(run, Run) else _as_run(run)
         piece, dropped, joined = self._piece(run, require_overlap=True)
-        return self._finish(
+        return self._report(
             run, [piece], dropped, set(joined.unjudged_qids), run_qids=joined.run_qids
         )
 
@@ -192,6 +203,19 @@ class Evaluator:
         run_qids: list[bytes] | None = None,
     ) -> RetrievalResult:
         """Assemble the ranked pieces, compute every measure and build the Result."""
+        from ragmeter.retrieval.result import build_result
+
+        return build_result(self._report(run, pieces, dropped, unjudged, run_qids))
+
+    def _report(
+        self,
+        run: Any,
+        pieces: list[K.RankPiece],
+        dropped: int,
+        unjudged: set[bytes],
+        run_qids: list[bytes] | None = None,
+    ) -> Report:
+        """Assemble the ranked pieces, compute every measure and summarise them."""
         opts = self.options
         warnings: list[str] = list(self.parse_warnings)
         warnings += [f"{self.qrels.name}: {w}" for w in self.qrels.warnings]
@@ -222,12 +246,13 @@ class Evaluator:
             if key not in contexts:
                 contexts[key] = Context(rankings[jo], level, num_docs_in_coll=opts.num_docs_in_coll)
             values[m] = self._compute(contexts[key], m)
-        return build_result(
+        return build_report(
             measures=self.measures,
             values=values,
             ranking=base,
             run=run,
             qrels=self.qrels,
+            judged_qids=self.index.qids,
             options=asdict(opts),
             zscores=self.zscores,
             warnings=warnings,
@@ -307,6 +332,24 @@ class Evaluator:
         return out
 
 
+def _as_qrels(qrels: Any) -> Qrels:
+    # through the package's names (a path: its read_qrels), which callers may wrap or replace;
+    # the Arrow-side readers load only here, when the input is not parsed yet
+    from ragmeter.io import trec as io_trec
+
+    if isinstance(qrels, (str, os.PathLike)):
+        return io_trec.read_qrels(qrels)
+    return io_trec.as_qrels(qrels)
+
+
+def _as_run(run: Any) -> Run:
+    from ragmeter.io import trec as io_trec
+
+    if isinstance(run, (str, os.PathLike)):
+        return io_trec.read_run(run)
+    return io_trec.as_run(run)
+
+
 def evaluate(
     qrels: Any,
     run: Any,
@@ -362,29 +405,18 @@ def evaluate(
     return ev.evaluate(run)
 
 
-def no_overlap_error(
-    qrels_name: str,
-    run_name: str,
-    qrels_qids: Sequence[bytes],
-    run_qids: Sequence[bytes],
+def evaluate_stream(
+    qrels: Any,
+    source: str | os.PathLike[str],
+    measures: Any = ("official",),
     *,
-    complete: bool,
-) -> UsageError:
-    """No query in both files: refused, also under ``-c``.
+    batch_rows: int = 2_000_000,
+    **options: Any,
+) -> RetrievalResult:
+    """Evaluate a run grouped by query in bounded memory; the same Result as :func:`evaluate`."""
+    from ragmeter.retrieval.stream import evaluate_stream_with
 
-    trec_eval 10.0 with ``-c`` prints 0 for every judged query here; ragmeter refuses, because a
-    run that shares no qid with the qrels is almost always a qid mismatch (``q301`` against
-    ``301``), and a table of zeros would look like a result (docs/retrieval.md).
-    """
-    q_examples = ", ".join(f"'{q.decode('utf-8', 'replace')}'" for q in qrels_qids[:2])
-    r_examples = ", ".join(f"'{q.decode('utf-8', 'replace')}'" for q in run_qids[:2])
-    tail = (
-        "; trec_eval -c would print 0 for every judged query, ragmeter refuses: check the qids"
-        if complete
-        else ""
-    )
-    return UsageError(
-        f"no query is in both {qrels_name} and {run_name} (qrels qids look like "
-        f"{q_examples}; run qids look like {r_examples}){tail}",
-        command=_COMMAND,
+    zscores = options.pop("zscores", None)
+    return evaluate_stream_with(
+        Evaluator(qrels, measures, zscores=zscores, **options), source, batch_rows=batch_rows
     )

@@ -9,127 +9,41 @@ docs/retrieval.md#python-api (``summary`` and ``per_query`` under printed names,
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pyarrow as pa
 
-from ragmeter import status as st
 from ragmeter._version import __version__
-from ragmeter.io.arrowutil import call, from_numpy, repeat_string, strings, to_numpy
+from ragmeter.io.arrowutil import from_numpy, repeat_string, strings, to_numpy
 from ragmeter.io.jsonutil import dumps
 from ragmeter.result import SAMPLES_SCHEMA, Aggregate, Result
+from ragmeter.retrieval.report import REFERENCE, Report
 from ragmeter.views import require_pandas
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ragmeter.io.trec import Qrels, Run
-    from ragmeter.retrieval.kernels import Ranking
-    from ragmeter.retrieval.names import Measure
-    from ragmeter.retrieval.zscores import ZScores
 
 __all__ = ["RetrievalResult", "build_result"]
 
-REFERENCE = "trec_eval 10.0"
 
-
-def _seq_sum(values: np.ndarray) -> float:
-    """Σ added left to right in qid order (trec_eval's accumulation)."""
-    if values.size == 0:
-        return 0.0
-    return float(np.cumsum(values.astype(np.float64))[-1])
-
-
-def _summarise(kind: str, family: str, values: Any, count: int, runid: str) -> Any:
-    if family == "runid":
-        return runid
-    if family == "num_q":
-        return count
-    if family == "relstring":
-        return None
-    if kind == "count":
-        return int(np.sum(values, dtype=np.int64))
-    if kind == "gm":
-        return math.exp(_seq_sum(values) / count)
-    return _seq_sum(values) / count
-
-
-def _z_summary(kind: str, family: str, z: np.ndarray, count: int) -> float:
-    if family == "num_q":
-        return float(count)
-    if kind == "count":
-        return _seq_sum(z)
-    if kind == "gm":
-        return math.exp(_seq_sum(z) / count)
-    return _seq_sum(z) / count
-
-
-def build_result(
-    *,
-    measures: Sequence[Measure],
-    values: Mapping[Measure, Any],
-    ranking: Ranking,
-    run: Run,
-    qrels: Qrels,
-    options: Mapping[str, Any],
-    zscores: ZScores | None,
-    warnings: list[str],
-    run_qids: list[str] | None = None,
-) -> RetrievalResult:
-    """Assemble the Result from per-query values (the engine's last step)."""
-    names = options.get("names", "as-requested")
-    qids = ranking.qids
+def build_result(report: Report) -> RetrievalResult:
+    """The :class:`RetrievalResult` of a :class:`Report`: its long per-sample table (one row per
+    query and per-query measure) and its aggregates keyed by canonical name."""
+    qids = report.qids
     count = len(qids)
-    status = np.where(ranking.missing, st.MISSING_ZEROED, st.OK)
-    n_missing = int(ranking.missing.sum())
-    status_counts = (
-        {st.OK: count - n_missing}
-        if n_missing == 0
-        else {st.OK: count - n_missing, st.MISSING_ZEROED: n_missing}
-    )
     ids_col: list[pa.Array] = []
     metric_col: list[pa.Array] = []
     value_col: list[pa.Array] = []
     status_col: list[pa.Array] = []
-    aggregates: dict[str, Aggregate] = {}
-    described: list[dict[str, Any]] = []
-    relstrings: dict[str, list[str]] = {}
-    zper: dict[str, list[float]] = {}
-    zsum: dict[str, float] = {}
     qid_arr = strings(qids)
-    status_arr = strings(status.tolist())
-    for m in measures:
-        kind = m.fam.kind
-        v = values[m]
-        printed = m.printed(names)
-        canonical = m.canonical
-        desc = m.describe()
-        desc["name"] = printed
-        desc["kind"] = "count" if kind == "count" else m.value_type
-        desc["summary"] = m.summary_row
-        desc["per_query"] = m.per_query
-        described.append(desc)
-        summary = _summarise(kind, m.family, v, count, run.runid)
-        if m.family == "relstring":
-            relstrings[printed] = list(v)
-        elif summary is not None:
-            aggregates[canonical] = Aggregate(summary, count, dict(status_counts))
-        if m.per_query and m.family != "relstring":
-            arr = np.asarray(v, dtype=np.float64)
-            ids_col.append(qid_arr)
-            metric_col.append(repeat_string(canonical, count))
-            value_col.append(from_numpy(arr))
-            status_col.append(status_arr)
-        if zscores is not None and m.family not in ("runid", "relstring"):
-            zname = m.trec_name or printed
-            raw = np.ones(count) if m.family == "num_q" else np.asarray(v, dtype=np.float64)
-            z = zscores.convert_column(qids, zname, raw)
-            if m.per_query:
-                zper[printed] = z.tolist()
-            zsum[printed] = _z_summary(kind, m.family, z, count)
+    status_arr = strings(report.status)
+    for canonical, arr in report.columns:
+        ids_col.append(qid_arr)
+        metric_col.append(repeat_string(canonical, count))
+        value_col.append(from_numpy(arr))
+        status_col.append(status_arr)
     if ids_col:
         samples = pa.table(
             {
@@ -143,63 +57,17 @@ def build_result(
         )
     else:
         samples = None
-    missing = [q for q, miss in zip(qids, ranking.missing.tolist(), strict=True) if miss]
-    all_judged = [q.decode("utf-8") for q in _all_judged(qrels)]
-    judged_set = set(all_judged)
-    if run_qids is None:
-        run_qids = run.qid_values()
-    evaluated_set = set(qids)
-    skipped = [q for q in all_judged if q not in evaluated_set]
-    meta_options = dict(options)
-    meta_options["zscores"] = zscores.name if zscores is not None else None
-    retrieval = {
-        "command": "trec",
-        "reference": REFERENCE,
-        "names": names,
-        "runid": run.runid,
-        "inputs": {
-            "qrels": {
-                "path": qrels.name,
-                "sha256": qrels.sha256,
-                "topics": len(all_judged),
-                "lines": len(qrels),
-            },
-            "run": {
-                "path": run.name,
-                "sha256": run.sha256,
-                "runid": run.runid,
-                "queries": len(run_qids),
-                "lines": len(run),
-            },
-        },
-        "options": meta_options,
-        "measures": described,
-        "qids": qids,
-        "queries": {
-            "evaluated": count,
-            "missing_skipped": skipped,
-            "missing_zeroed": missing,
-            "unjudged_ignored": [q for q in run_qids if q not in judged_set],
-        },
-        "ties": {"adjacent_tied_pairs": int(ranking.extra.get("tied_pairs", 0))},
-        "relstring": relstrings,
+    aggregates = {
+        canonical: Aggregate(value, count, dict(report.status_counts))
+        for canonical, value in report.summaries.items()
     }
-    if zscores is not None:
-        retrieval["zscores"] = {"file": zscores.name, "per_query": zper, "summary": zsum}
     return RetrievalResult(
         "retrieval",
         samples,
         aggregates,
-        metadata={"retrieval": retrieval},
-        warnings=warnings,
+        metadata=report.metadata,
+        warnings=report.warnings,
     )
-
-
-def _all_judged(qrels: Qrels) -> list[bytes]:
-    from ragmeter.io.trec import _plain
-
-    uniq = call("unique", _plain(qrels.qid))
-    return sorted(uniq.to_pylist())
 
 
 class RetrievalResult(Result):
@@ -224,6 +92,12 @@ class RetrievalResult(Result):
     def qids(self) -> list[str]:
         """The evaluated queries, in qid byte order."""
         return list(self._r.get("qids", []))
+
+    def query_columns(self) -> tuple[list[str], dict[str, list[Any]]]:
+        """(qids, printed name -> per-query values) of the per-query measures."""
+        table = self.per_query
+        names = [c for c in table.column_names if c != "qid"]
+        return table.column("qid").to_pylist(), {c: table.column(c).to_pylist() for c in names}
 
     @property
     def runid(self) -> str:

@@ -24,9 +24,10 @@ from ragmeter.errors import InputError, UsageError
 from ragmeter.io.files import GZIP_MAGIC, display_name, open_binary, sha256_file
 from ragmeter.io.trec import LineOffset, Run, _Input, run_from_input
 from ragmeter.retrieval import kernels as K
+from ragmeter.retrieval.overlap import no_overlap_error
 from ragmeter.retrieval.result import RetrievalResult
 
-__all__ = ["Chunk", "evaluate_stream", "evaluate_stream_with", "iter_chunks"]
+__all__ = ["Chunk", "evaluate_stream_with", "iter_chunks"]
 
 _BYTES_PER_LINE = 40  # a TREC run line is ~40 bytes; only sizes the chunks
 _COUNT_STEP = 1 << 26  # bytes counted at a time when a message needs a line number
@@ -294,8 +295,6 @@ def evaluate_stream_with(
             "no data lines (expected lines of 6 fields: qid Q0 docno rank score tag)", path=name
         )
     if not pieces or not any((p.counts > 0).any() for p in pieces if p.counts.size):
-        from ragmeter.retrieval.engine import no_overlap_error
-
         raise no_overlap_error(
             evaluator.qrels.name,
             name,
@@ -309,20 +308,3 @@ def evaluate_stream_with(
         except InputError:
             info.sha256 = None
     return evaluator._finish(info, pieces, dropped, unjudged, run_qids=list(info.qids))
-
-
-def evaluate_stream(
-    qrels: Any,
-    source: str | os.PathLike[str],
-    measures: Any = ("official",),
-    *,
-    batch_rows: int = 2_000_000,
-    **options: Any,
-) -> RetrievalResult:
-    """Evaluate a run grouped by query in bounded memory; the same Result as :func:`evaluate`."""
-    from ragmeter.retrieval.engine import Evaluator
-
-    zscores = options.pop("zscores", None)
-    return evaluate_stream_with(
-        Evaluator(qrels, measures, zscores=zscores, **options), source, batch_rows=batch_rows
-    )

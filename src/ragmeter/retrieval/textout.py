@@ -6,14 +6,34 @@ Real values print as ``%-22s\\t%s\\t%6.4f`` (name, qid, value), counts as ``%-22
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from ragmeter.retrieval.result import RetrievalResult
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 __all__ = ["format_trec", "format_ultrarag"]
+
+
+class Formattable(Protocol):
+    """What trec_eval's layout reads of a result: a :class:`RetrievalResult`, or the
+    :class:`~ragmeter.retrieval.report.Report` it is built from (``ragmeter trec`` prints the
+    Report directly, without the Arrow-backed result)."""
+
+    @property
+    def measures(self) -> list[dict[str, Any]]: ...
+    @property
+    def metadata(self) -> dict[str, Any]: ...
+    @property
+    def summary(self) -> dict[str, Any]: ...
+    def query_columns(self) -> tuple[list[str], dict[str, list[Any]]]: ...
+
+
+class UltraRAGFormattable(Protocol):
+    """What UltraRAG's dictionary reads of a :class:`RetrievalResult`."""
+
+    @property
+    def measures(self) -> list[dict[str, Any]]: ...
+    @property
+    def aggregates(self) -> Mapping[str, Any]: ...
+    def values(self, metric: str) -> Any: ...
 
 
 def _real(name: str, qid: str, value: float, digits: int, z: bool = False) -> str:
@@ -24,13 +44,12 @@ def _count(name: str, qid: str, value: int) -> str:
     return f"{name:<22}\t{qid}\t{int(value)}\n"
 
 
-def format_trec(res: RetrievalResult, *, queries: bool, summary: bool, digits: int = 4) -> str:
+def format_trec(res: Formattable, *, queries: bool, summary: bool, digits: int = 4) -> str:
     measures = res.measures
     zs = res.metadata.get("retrieval", {}).get("zscores")
     parts: list[str] = []
     if queries:
-        table = res.per_query
-        qids = table.column("qid").to_pylist()
+        qids, columns = res.query_columns()
         cols: list[tuple[dict[str, Any], list[Any]]] = []
         for m in measures:
             if not m.get("per_query", True):
@@ -38,7 +57,7 @@ def format_trec(res: RetrievalResult, *, queries: bool, summary: bool, digits: i
             if zs is not None and m["family"] != "relstring":
                 cols.append((m, zs["per_query"][m["name"]]))
             else:
-                cols.append((m, table.column(m["name"]).to_pylist()))
+                cols.append((m, columns[m["name"]]))
         for i, q in enumerate(qids):
             for m, vals in cols:
                 v = vals[i]
@@ -72,7 +91,7 @@ _ULTRARAG = {"map": "map", "recip_rank": "mrr"}
 _ULTRARAG_CUT = {"ndcg_cut": "ndcg", "P": "P", "recall": "recall"}
 
 
-def format_ultrarag(res: RetrievalResult, *, order: Sequence[str] | None = None) -> str:
+def format_ultrarag(res: UltraRAGFormattable, *, order: Sequence[str] | None = None) -> str:
     """map, mrr, then ndcg@k, P@k, recall@k for each cutoff (UltraRAG's key order).
 
     With ``order``, each mean is UltraRAG's ``sum(per-query values) / n`` over the queries in

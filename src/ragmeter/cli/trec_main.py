@@ -103,6 +103,9 @@ ragmeter options:
 """
 
 
+_EXECUTOR_ENV = ("RAGMETER_EXECUTOR", "RAGMETER_DASK_SCHEDULER")
+
+
 class _Usage(Exception):
     pass
 
@@ -258,14 +261,17 @@ def _parse(argv: Sequence[str]) -> dict[str, Any]:
         elif flag in ("--workers", "--partitions"):
             scale[flag[2:]] = _int(value, flag, 1)
     cfg["args"] = args
-    from ragmeter.errors import UsageError
-    from ragmeter.executors.settings import resolve_settings
+    cfg["executor"] = None
+    if scale or any(os.environ.get(v) for v in _EXECUTOR_ENV):
+        # only then: the executors package (and cloudpickle behind it) costs ~15 ms of start
+        from ragmeter.errors import UsageError
+        from ragmeter.executors.settings import resolve_settings
 
-    try:  # flags, then RAGMETER_EXECUTOR / RAGMETER_DASK_SCHEDULER
-        settings = resolve_settings(**scale)
-    except UsageError as exc:
-        raise _Usage(exc.message) from None
-    cfg["executor"] = None if settings.is_local else settings
+        try:  # flags, then RAGMETER_EXECUTOR / RAGMETER_DASK_SCHEDULER
+            settings = resolve_settings(**scale)
+        except UsageError as exc:
+            raise _Usage(exc.message) from None
+        cfg["executor"] = None if settings.is_local else settings
     return cfg
 
 
@@ -311,15 +317,23 @@ def _run(cfg: dict[str, Any]) -> tuple[str, list[str]]:
         raise _Usage("--by-source needs --format json or --format csv")
     if cfg["by_source"] and cfg["stream"]:
         raise _Usage("--by-source cannot be combined with --stream")
-    if cfg["threads"]:
+    # only the JSON document reports the inputs' sha256; hashing costs a full read otherwise
+    hashes = fmt == "json"
+    cfg["small"] = _small_path(cfg, [qrels_path, *run_paths])
+    if cfg["threads"] and not cfg["small"]:
         import pyarrow as pa
 
         pa.set_cpu_count(cfg["threads"])
         pa.set_io_thread_count(cfg["threads"])
-    # only the JSON document reports the inputs' sha256; hashing costs a full read otherwise
-    hashes = fmt == "json"
+    from ragmeter.retrieval.recipe import build_evaluator, evaluator_recipe
+
     recipe = evaluator_recipe(cfg, qrels_path)
-    evaluator = build_evaluator(recipe)
+    qrels = None
+    if cfg["small"]:
+        from ragmeter.io.trec.small import read_qrels_small
+
+        qrels = read_qrels_small(qrels_path)
+    evaluator = build_evaluator(recipe, qrels=qrels)
     if not many and not cfg["stream"] and cfg["executor"] is not None:
         from ragmeter.executors.retrieval import evaluate_on_executor
 
@@ -348,6 +362,23 @@ def _run(cfg: dict[str, Any]) -> tuple[str, list[str]]:
     return _text(combine_json(run_paths, outs)), warns
 
 
+def _small_path(cfg: dict[str, Any], paths: list[str]) -> bool:
+    """Whether the inputs are parsed without Arrow (docs/retrieval.md#speed): small TREC files
+    printed as trec_eval text, in-process (see ragmeter.io.trec.small)."""
+    if (
+        cfg["format"] != "trec"
+        or cfg["stream"]
+        or cfg["by_source"]
+        or cfg["executor"] is not None
+        or cfg["qrels_format"] != "trec"
+        or cfg["run_format"] != "trec"
+    ):
+        return False
+    from ragmeter.io.trec.small import use_small
+
+    return use_small(paths)
+
+
 def _text(out: Any) -> str:
     """Output text: a JSON document (a dict) is serialised, text is returned as it is."""
     if isinstance(out, str):
@@ -361,10 +392,12 @@ def _evaluate_one(
     evaluator: Any, cfg: dict[str, Any], run_path: str, hashes: bool
 ) -> tuple[Any, list[str]]:
     """One run's output (text, or the JSON document as a dict) and its warnings."""
-    from ragmeter.io import trec as io_trec
-
     run = None
-    if cfg["stream"]:
+    if cfg["small"]:
+        from ragmeter.io.trec.small import read_run_small
+
+        result = evaluator.evaluate_report(read_run_small(run_path))
+    elif cfg["stream"]:
         from ragmeter.retrieval.stream import evaluate_stream_with
 
         result = evaluate_stream_with(
@@ -375,6 +408,8 @@ def _evaluate_one(
             hash_input=hashes,
         )
     else:
+        from ragmeter.io import trec as io_trec
+
         run = io_trec.read_run(
             run_path,
             format=cfg["run_format"],
@@ -385,7 +420,10 @@ def _evaluate_one(
             hash_input=hashes,
         )
         _memory_hint(run_path, cfg)
-        result = evaluator.evaluate(run)
+        # trec_eval's text is printed from the Report: the Arrow-backed result is not needed
+        result = (
+            evaluator.evaluate_report(run) if cfg["format"] == "trec" else evaluator.evaluate(run)
+        )
     order = None if run is None or cfg["format"] != "ultrarag" else _first_appearance(run.qid)
     return _render(cfg, result, run, evaluator, order=order)
 
@@ -407,8 +445,10 @@ def _render(
     want_source = cfg["by_source"]
     warns = [] if cfg["quiet"] else list(result.warnings)
     if fmt == "trec":
-        text = result.to_trec(
-            queries=cfg["per_query"], summary=cfg["summary"], digits=cfg["digits"]
+        from ragmeter.retrieval.textout import format_trec
+
+        text = format_trec(
+            result, queries=cfg["per_query"], summary=cfg["summary"], digits=cfg["digits"]
         )
         return text, warns
     if fmt == "ultrarag":
@@ -430,48 +470,6 @@ def _render(
     if executor is not None:
         doc["executor"] = executor
     return doc, warns
-
-
-def evaluator_recipe(cfg: dict[str, Any], qrels_path: str) -> tuple[Any, ...]:
-    """What builds the command's :class:`Evaluator`, as plain hashable values (Dask workers
-    rebuild the same evaluator from it): (qrels path, read_qrels options, measures, options)."""
-    from ragmeter.retrieval.names import ULTRARAG_KS
-
-    fmt = cfg["format"]
-    qrels_options = (
-        ("format", cfg["qrels_format"]),
-        ("qid_field", cfg["qid_field"]),
-        ("gold_field", cfg["gold_field"]),
-        ("hash_input", fmt == "json"),
-    )
-    options = (
-        ("ks", tuple(cfg["ks"] or ULTRARAG_KS)),
-        ("zscores", cfg["zscores"]),
-        ("relevance_level", cfg["level"]),
-        ("complete", cfg["complete"]),
-        ("max_docs", cfg["max_docs"]),
-        ("judged_only", cfg["judged_only"]),
-        ("num_docs_in_coll", cfg["num_docs"]),
-        ("gain", cfg["gain"]),
-        ("ties", cfg["ties"]),
-        ("dedupe", cfg["dedupe"]),
-        ("names", cfg["names"]),
-        # UltraRAG's numbers come from pytrec_eval: float32 scores, means from per-query values
-        ("per_query", cfg["per_query"] or fmt == "ultrarag"),
-        ("scores", "float32" if fmt == "ultrarag" else "float64"),
-    )
-    return (qrels_path, qrels_options, tuple(cfg["measures"] or ["official"]), options)
-
-
-def build_evaluator(recipe: tuple[Any, ...]) -> Any:
-    """The :class:`Evaluator` of :func:`evaluator_recipe`."""
-    from ragmeter.io import trec as io_trec
-    from ragmeter.retrieval.engine import Evaluator
-
-    qrels_path, qrels_options, measures, options = recipe
-    opts = dict(options)
-    opts["ks"] = list(opts["ks"])
-    return Evaluator(io_trec.read_qrels(qrels_path, **dict(qrels_options)), list(measures), **opts)
 
 
 def _first_appearance(qids: Any) -> list[str]:

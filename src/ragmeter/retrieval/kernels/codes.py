@@ -1,0 +1,248 @@
+"""Integer codes of id columns: packed or fingerprinted 64-bit docno codes, unified qid codes, and
+row takes that do not concatenate a chunked column.
+
+An id column is an Arrow array or, for a small file, a
+:class:`~ragmeter.io.trec.column.BytesColumn`; both expose the same offsets-and-bytes layout, so
+the codes (and all that is computed from them) come from one code path. Arrow is imported only
+for Arrow columns.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ragmeter.io.trec.column import BytesColumn
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+_QMIX = np.uint64(0xC2B2AE3D27D4EB4F)
+
+
+def _index_in(values: Any, value_set: pa.Array) -> Any:
+    from pyarrow._compute import SetLookupOptions
+
+    from ragmeter.io.arrowutil import call
+
+    return call("index_in", values, options=SetLookupOptions(value_set))
+
+
+def _unique_sorted_binary(arr: pa.ChunkedArray) -> tuple[list[bytes], pa.Array]:
+    import pyarrow as pa
+
+    from ragmeter.io.arrowutil import call
+
+    uniq = call("unique", arr)
+    if isinstance(uniq, pa.ChunkedArray):
+        uniq = uniq.combine_chunks()
+    uniq = call("take", uniq, call("sort_indices", uniq))
+    return uniq.to_pylist(), uniq
+
+
+def _to_numpy(arr: pa.ChunkedArray | pa.Array, fill: int = -1) -> np.ndarray:
+    from ragmeter.io.arrowutil import to_numpy
+
+    return to_numpy(arr, fill=fill)
+
+
+def row_bytes(col: Any, row: int) -> bytes:
+    """One id's bytes (for messages)."""
+    if isinstance(col, BytesColumn):
+        return col[row]
+    value: bytes = col[row].as_py()
+    return value
+
+
+def same_ids(mine: Any, theirs: Any) -> np.ndarray:
+    """Row-by-row equality of two id arrays of one length (bool)."""
+    if isinstance(mine, BytesColumn) or isinstance(theirs, BytesColumn):
+        a, b = mine.to_pylist(), theirs.to_pylist()
+        return np.fromiter(map(operator.eq, a, b), dtype=bool, count=len(a))
+    from ragmeter.io.arrowutil import call, to_numpy
+
+    return to_numpy(call("equal", mine, theirs)).astype(bool)
+
+
+def take_ids(values: Any, rows: np.ndarray) -> Any:
+    """``values[rows]`` of a plain (not chunked) id array: Arrow's take, or a BytesColumn's."""
+    if isinstance(values, BytesColumn):
+        return values.take(rows)
+    from ragmeter.io.arrowutil import call, from_numpy
+
+    return call("take", values, from_numpy(np.asarray(rows, dtype=np.int64)))
+
+
+def _qid_codes(qid: pa.ChunkedArray) -> tuple[list[bytes], np.ndarray]:
+    """Unified codes for a (possibly dictionary-encoded, chunked) qid column."""
+    if isinstance(qid, BytesColumn):
+        distinct = list(dict.fromkeys(qid.values))  # in order of first appearance
+        at = {v: i for i, v in enumerate(distinct)}
+        return distinct, np.fromiter(map(at.__getitem__, qid.values), np.int32, len(qid))
+    import pyarrow as pa
+
+    from ragmeter.io.arrowutil import lazy_compute as pc
+    from ragmeter.io.arrowutil import to_numpy
+
+    if not pa.types.is_dictionary(qid.type):
+        qid = pc.dictionary_encode(qid)
+        if isinstance(qid, pa.Array):
+            qid = pa.chunked_array([qid])
+    values: dict[bytes, int] = {}
+    codes = np.empty(len(qid), dtype=np.int32)
+    at = 0
+    for chunk in qid.chunks:
+        n = len(chunk)
+        dic = chunk.dictionary.to_pylist()
+        remap = np.fromiter(
+            (values.setdefault(v, len(values)) for v in dic), dtype=np.int32, count=len(dic)
+        )
+        if n:
+            np.take(remap, to_numpy(chunk.indices), out=codes[at : at + n])
+        at += n
+    return list(values), codes
+
+
+def _pair_hash(codes: np.ndarray, qcodes: np.ndarray, shift: int) -> np.ndarray:
+    """The filter slot of each (query code, docno code) pair: the top bits of a 64-bit mix."""
+    with np.errstate(over="ignore"):
+        h = qcodes.astype(np.uint64) * _QMIX
+        h ^= codes
+        h *= _MIX
+        h >>= np.uint64(shift)
+    return h
+
+
+def _layouts(col: Any) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(int64 offsets, uint8 bytes) of each non-empty chunk of an id column."""
+    if isinstance(col, BytesColumn):
+        if len(col):
+            yield col.offsets, col.data
+        return
+    import pyarrow as pa
+
+    for chunk in col.chunks:
+        n = len(chunk)
+        if n == 0:
+            continue
+        bufs = chunk.buffers()
+        large = pa.types.is_large_binary(chunk.type) or pa.types.is_large_string(chunk.type)
+        offs = np.frombuffer(bufs[1], dtype=np.int64 if large else np.int32)[
+            chunk.offset : chunk.offset + n + 1
+        ].astype(np.int64)
+        data = (
+            np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
+        )
+        yield offs, data
+
+
+def _docno_codes(
+    docno: pa.ChunkedArray, out: np.ndarray | None = None, *, exact: bool = False
+) -> tuple[np.ndarray, Any]:
+    """A 64-bit code per docno, and (``exact=False``) whether every id fits in 8 bytes or
+    (``exact=True``) a per-row mask of the ids whose code is exact.
+
+    Ids of at most 8 bytes without NUL bytes are packed big-endian and zero-padded: an
+    order-preserving, collision-free code. Longer ids get a fingerprint of fixed-position 8-byte
+    words and the length; every equality found through a fingerprint is confirmed on the bytes.
+    Codes are written chunk by chunk into one array (``out`` when given).
+    """
+    codes = np.empty(len(docno), dtype=np.uint64) if out is None else out
+    fit = np.ones(len(docno), dtype=np.bool_) if exact else None
+    all_short = True
+    at = 0
+    for offs, data in _layouts(docno):
+        n = offs.size - 1
+        dest = codes[at : at + n]
+        dfit = fit[at : at + n] if fit is not None else None
+        at += n
+        lens = np.diff(offs)
+        if lens.min() == 8 and lens.max() == 8 and offs[-1] - offs[0] == 8 * n:
+            # the common case (MS MARCO-style ids): the data buffer is the code array
+            words = data[offs[0] : offs[-1]]
+            dest[:] = words.view(">u8")
+            if dfit is not None and not words.all():  # an id with a NUL byte
+                dfit &= words.reshape(-1, 8).all(axis=1)
+            continue
+        length = int(lens[0])
+        if length > 8 and lens.min() == lens.max() and offs[-1] - offs[0] == length * n:
+            # fixed-length long ids (40-byte MS MARCO v2.1 segments): words from a byte matrix
+            mat = data[offs[0] : offs[-1]].reshape(n, length)
+            first = np.ascontiguousarray(mat[:, :8]).view(">u8").ravel().astype(np.uint64)
+            last = np.ascontiguousarray(mat[:, -8:]).view(">u8").ravel().astype(np.uint64)
+            mid_at = (length - 8) // 2
+            mid = np.ascontiguousarray(mat[:, mid_at : mid_at + 8]).view(">u8").ravel()
+            with np.errstate(over="ignore"):
+                fp = first * _MIX
+                fp ^= last + np.uint64(0x632BE59BD9B4E019)
+                fp *= _MIX
+                fp ^= mid.astype(np.uint64) + np.uint64(length)
+                fp *= _MIX
+            dest[:] = fp
+            all_short = False
+            if dfit is not None:
+                dfit[:] = False
+            continue
+        pad = np.zeros(int(offs[-1]) + 8, dtype=np.uint8)
+        pad[: int(offs[-1])] = data[: int(offs[-1])]
+        view = np.ndarray(buffer=pad, dtype=">u8", shape=(pad.size - 7,), strides=(1,))
+        first = view[offs[:-1]].astype(np.uint64)
+        short = lens <= 8
+        shift = (8 - np.minimum(lens, 8)).astype(np.uint64) * np.uint64(8)
+        with np.errstate(over="ignore"):
+            mask = np.where(short & (lens > 0), ~np.uint64(0) << np.minimum(shift, 63), 0)
+        mask = np.where(lens >= 8, ~np.uint64(0), mask).astype(np.uint64)
+        code = first & mask
+        if dfit is not None:
+            dfit &= short
+            if not data[offs[0] : offs[-1]].all():
+                nul = np.flatnonzero(data[offs[0] : offs[-1]] == 0) + offs[0]
+                dfit[np.searchsorted(offs, nul, side="right") - 1] = False
+        if not short.all():
+            all_short = False
+            longs = np.flatnonzero(~short)
+            last = view[offs[1:][longs] - 8].astype(np.uint64)
+            mid = view[offs[:-1][longs] + (lens[longs] - 8) // 2].astype(np.uint64)
+            with np.errstate(over="ignore"):
+                fp = code[longs] * _MIX
+                fp ^= last + np.uint64(0x632BE59BD9B4E019)
+                fp = fp * _MIX
+                fp ^= mid + lens[longs].astype(np.uint64)
+                fp = fp * _MIX
+            code[longs] = fp
+        dest[:] = code
+    return codes, (fit if exact else all_short)
+
+
+def take_rows(arr: pa.ChunkedArray, rows: np.ndarray) -> pa.Array:
+    """``arr[rows]`` for a chunked array, chunk by chunk (Arrow's take on a chunked array may
+    first concatenate every chunk, which costs the whole column for a few rows)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if isinstance(arr, BytesColumn):
+        return arr.take(rows)
+    import pyarrow as pa
+
+    from ragmeter.io.arrowutil import call, from_numpy
+
+    if arr.num_chunks == 1:
+        return call("take", arr.chunk(0), from_numpy(rows))
+    if rows.size == 0:
+        return arr.chunk(0).slice(0, 0)
+    bounds = np.cumsum([0] + [len(c) for c in arr.chunks])
+    which = np.searchsorted(bounds, rows, side="right") - 1
+    order = np.argsort(which, kind="stable")
+    parts = []
+    sorted_which = which[order]
+    cuts = np.flatnonzero(np.diff(sorted_which)) + 1
+    for idx in np.split(order, cuts):
+        c = int(which[idx[0]])
+        parts.append(call("take", arr.chunk(c), from_numpy(rows[idx] - bounds[c])))
+    taken = pa.concat_arrays(parts)
+    inverse = np.empty(rows.size, dtype=np.int64)
+    inverse[order] = np.arange(rows.size, dtype=np.int64)
+    return call("take", taken, from_numpy(inverse))

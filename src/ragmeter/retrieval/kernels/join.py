@@ -1,0 +1,201 @@
+"""The join of a run with the qrels: which rows are judged for their query, and their grades."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ragmeter.io.trec.column import BytesColumn
+from ragmeter.io.trec.containers import Run
+from ragmeter.retrieval.kernels.codes import (
+    _index_in,
+    _pair_hash,
+    _qid_codes,
+    same_ids,
+    take_ids,
+    take_rows,
+)
+from ragmeter.retrieval.kernels.qrels_index import QrelsIndex
+
+
+@dataclass(eq=False)
+class JoinedRun:
+    """A run's rows with query codes and, for judged rows, their grades."""
+
+    run: Run
+    run_qids: list[bytes]  # distinct run qids (unified dictionary), any order
+    run_qcode: np.ndarray  # int32 per row: index into run_qids
+    remap: np.ndarray  # int32 per run qid: index into the qrels' qids, -1 if not judged
+    judged_rows: np.ndarray  # int64 rows whose (qid, docno) is in the qrels
+    judged_grades: np.ndarray  # int64 grade of those rows
+    unjudged_qids: list[bytes] = field(default_factory=list)  # run qids without qrels
+
+    @property
+    def qcode(self) -> np.ndarray:
+        """int32 per row: index into the qrels' qids, -1 if not judged (built on demand)."""
+        return self.remap[self.run_qcode] if self.remap.size else self.run_qcode
+
+    @property
+    def any_judged(self) -> bool:
+        return bool((self.remap >= 0).any())
+
+
+def join_run(
+    run: Run,
+    index: QrelsIndex,
+    run_codes: tuple[list[bytes], np.ndarray] | None = None,
+    doc_codes: tuple[np.ndarray, np.ndarray] | None = None,
+) -> JoinedRun:
+    """Query codes for every row and grades for the judged rows (an exact join).
+
+    With ``doc_codes`` (the run's docno codes and their exactness mask), the docnos are matched
+    through their codes: a hashed bit table of the judged (query, docno) pairs rules out almost
+    every row, the few candidates are found by binary search, and a match through a fingerprint
+    (an id longer than 8 bytes) is confirmed on the bytes. Otherwise an Arrow hash lookup
+    (``index_in``, which hashes every judged docno again on each call) matches the bytes.
+    """
+    run_qids, run_qcode = run_codes if run_codes is not None else _qid_codes(run.qid)
+    lookup = index.qid_lookup()
+    remap = np.array([lookup.get(q, -1) for q in run_qids], dtype=np.int32)
+    unjudged = [q for q, c in zip(run_qids, remap.tolist(), strict=True) if c < 0]
+    if doc_codes is not None and index.code_filter is not None:
+        hit, dcode, line = _join_codes(doc_codes[0], doc_codes[1], run_qcode, remap, index, run)
+        if line is not None:
+            grades = index.grades[line]
+            return JoinedRun(run, run_qids, run_qcode, remap, hit, grades, unjudged)
+    else:
+        hit, dcode = _join_bytes(run, index)
+    qhit = remap[run_qcode[hit]] if remap.size else np.zeros(0, dtype=np.int32)
+    judged = qhit >= 0
+    hit, dcode, qhit = hit[judged], dcode[judged], qhit[judged]
+    ndocs = max(len(index.doc_values), 1)
+    keys = qhit.astype(np.int64) * ndocs + dcode
+    pos = np.searchsorted(index.keys, keys)
+    pos = np.minimum(pos, max(index.keys.size - 1, 0))
+    found = index.keys[pos] == keys if index.keys.size else np.zeros(keys.size, bool)
+    return JoinedRun(
+        run, run_qids, run_qcode, remap, hit[found], index.grades[pos[found]], unjudged
+    )
+
+
+def _join_codes(
+    codes: np.ndarray,
+    exact: np.ndarray,
+    qcodes: np.ndarray,
+    remap: np.ndarray,
+    index: QrelsIndex,
+    run: Run,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(rows, docno index, judgment line or None) of the run rows judged for their query.
+
+    ``qcodes`` (per row, into the run's qids) and ``remap`` (run qid → qrels query) give each
+    row its judged query, so the filter passes about as many rows as there are judged pairs
+    in the run, whatever the share of the run's documents judged for other queries.
+    """
+    assert index.code_filter is not None and index.doc_codes is not None
+    assert index.doc_code_index is not None and index.doc_fit is not None
+    table, shift = index.code_filter, np.uint64(index.filter_shift)
+    rows: list[np.ndarray] = []
+    mixes: list[np.ndarray] = []
+    step = 1 << 20
+    for a in range(0, codes.size, step):
+        q = remap[qcodes[a : a + step]] if remap.size else qcodes[a : a + step]
+        pair = _pair_hash(codes[a : a + step], q, 0)
+        del q
+        h = pair >> shift
+        byte = table[h >> np.uint64(3)]
+        byte >>= (h & np.uint64(7)).astype(np.uint8)
+        del h
+        local = np.flatnonzero(byte & 1)
+        rows.append(local + a)
+        mixes.append(pair[local])
+        del pair
+    cand = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    if index.pair_keys is not None and index.pair_keys.size:
+        return _match_pairs(cand, np.concatenate(mixes), codes, exact, qcodes, remap, index, run)
+    c = codes[cand]
+    pos = np.minimum(np.searchsorted(index.doc_codes, c), max(index.doc_codes.size - 1, 0))
+    ok = index.doc_codes[pos] == c if index.doc_codes.size else np.zeros(c.size, bool)
+    cand, pos = cand[ok], pos[ok]
+    # equal packed codes are equal ids; a fingerprint on either side is checked on the bytes
+    check = np.flatnonzero(~(exact[cand] & index.doc_fit[pos]))
+    if check.size:
+        mine = take_rows(run.docno, cand[check])
+        theirs = take_ids(index.doc_values, index.doc_code_index[pos[check]])
+        same = same_ids(mine, theirs)
+        if not same.all():
+            keep = np.ones(cand.size, dtype=bool)
+            keep[check[~same]] = False
+            cand, pos = cand[keep], pos[keep]
+    return cand, index.doc_code_index[pos].astype(np.int64), None
+
+
+def _match_pairs(
+    cand: np.ndarray,
+    mix: np.ndarray,
+    codes: np.ndarray,
+    exact: np.ndarray,
+    qcodes: np.ndarray,
+    remap: np.ndarray,
+    index: QrelsIndex,
+    run: Run,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows, docno index, judgment line) of the candidates: one binary search on the mixes,
+    then the query and docno code compared (and the bytes, for fingerprints)."""
+    assert index.pair_keys is not None and index.pair_line is not None
+    assert index.line_q is not None and index.line_doc is not None
+    assert index.line_code is not None and index.line_fit is not None
+    keys = index.pair_keys
+    pos = np.minimum(np.searchsorted(keys, mix), keys.size - 1)
+    ok = keys[pos] == mix
+    cand, line = cand[ok], index.pair_line[pos[ok]]
+    q = remap[qcodes[cand]] if remap.size else qcodes[cand]
+    ok = (index.line_q[line] == q) & (index.line_code[line] == codes[cand])
+    cand, line = cand[ok], line[ok]
+    # equal packed codes are equal ids; a fingerprint on either side is checked on the bytes
+    check = np.flatnonzero(~(exact[cand] & index.line_fit[line]))
+    if check.size:
+        mine = take_rows(run.docno, cand[check])
+        theirs = take_ids(index.doc_values, index.line_doc[line[check]])
+        same = same_ids(mine, theirs)
+        if not same.all():
+            keep = np.ones(cand.size, dtype=bool)
+            keep[check[~same]] = False
+            cand, line = cand[keep], line[keep]
+    return cand, index.line_doc[line], line
+
+
+def _join_bytes(run: Run, index: QrelsIndex) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, docno index) through Arrow's hash lookup on the bytes, a few chunks at a time."""
+    if isinstance(run.docno, BytesColumn) or isinstance(index.doc_values, BytesColumn):
+        at = {v: i for i, v in enumerate(index.doc_values.to_pylist())}
+        found = [(r, at.get(v, -1)) for r, v in enumerate(run.docno.to_pylist())]
+        pairs = np.array([p for p in found if p[1] >= 0], dtype=np.int64).reshape(-1, 2)
+        return pairs[:, 0], pairs[:, 1]
+    import pyarrow as pa
+
+    hits: list[np.ndarray] = []
+    codes: list[np.ndarray] = []
+    base = 0
+    chunks = run.docno.chunks
+    for g in range(0, len(chunks), 16):
+        group = pa.chunked_array(chunks[g : g + 16], type=run.docno.type)
+        for chunk in _index_in(group, index.doc_values).chunks:
+            n = len(chunk)
+            if chunk.null_count < n:
+                data = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[
+                    chunk.offset : chunk.offset + n
+                ]
+                if chunk.null_count:
+                    bits = np.frombuffer(chunk.buffers()[0], dtype=np.uint8)
+                    valid = np.unpackbits(bits, bitorder="little")[chunk.offset : chunk.offset + n]
+                    rows = np.flatnonzero(valid)
+                else:
+                    rows = np.arange(n)
+                hits.append(rows + base)
+                codes.append(data[rows].astype(np.int64))
+            base += n
+    hit = np.concatenate(hits) if hits else np.zeros(0, dtype=np.int64)
+    dcode = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)
+    return hit, dcode
