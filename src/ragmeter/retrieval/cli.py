@@ -59,6 +59,9 @@ _LONG = [
     "scheduler=",
     "partitions=",
     "worker-memory=",
+    "spill=",
+    "plan=",
+    "keep-work",
 ]
 
 HELP = """\
@@ -96,6 +99,8 @@ ragmeter options:
   --qid-field, --ids-field, --gold-field, --source-field   JSONL field names
   --by-source                    source breakdown (json or csv output)
   --stream, --batch-rows N       bounded-memory mode for runs grouped by query
+  --spill DIR, --keep-work       unsorted runs in bounded memory: qid-hash buckets in DIR
+  --plan auto|grouped|hash       how a large run is cut (docs/scaleout.md)
   --threads N                    worker threads (default: CPU cores)
   --quiet                        no warnings
   --executor local|dask, --workers N, --scheduler ADDR, --partitions N, --worker-memory SIZE
@@ -257,6 +262,8 @@ def _parse(argv: Sequence[str]) -> dict[str, Any]:
             scale[flag[2:].replace("-", "_")] = value
         elif flag in ("--workers", "--partitions"):
             scale[flag[2:]] = _int(value, flag, 1)
+        elif flag in ("--spill", "--plan", "--keep-work"):  # docs/scaleout.md#hash
+            cfg[flag[2:].replace("-", "_")] = True if flag == "--keep-work" else value
     cfg["args"] = args
     from ragmeter.errors import UsageError
     from ragmeter.executors.settings import resolve_settings
@@ -266,6 +273,9 @@ def _parse(argv: Sequence[str]) -> dict[str, Any]:
     except UsageError as exc:
         raise _Usage(exc.message) from None
     cfg["executor"] = None if settings.is_local else settings
+    from ragmeter.retrieval.spill_flags import spill_flags
+
+    spill_flags(cfg, scale, _Usage)
     return cfg
 
 
@@ -320,7 +330,7 @@ def _run(cfg: dict[str, Any]) -> tuple[str, list[str]]:
     hashes = fmt == "json"
     recipe = evaluator_recipe(cfg, qrels_path)
     evaluator = build_evaluator(recipe)
-    if not many and not cfg["stream"] and cfg["executor"] is not None:
+    if not many and (not cfg["stream"] or cfg["spill"]) and cfg["executor"] is not None:
         from ragmeter.executors.retrieval import evaluate_on_executor
 
         done = evaluate_on_executor(cfg, evaluator, recipe, run_paths[0])
@@ -364,6 +374,11 @@ def _evaluate_one(
     from ragmeter.io import trec as io_trec
 
     run = None
+    if cfg["spill"]:
+        from ragmeter.retrieval.spill import evaluate_spilled
+
+        result, order = evaluate_spilled(evaluator, cfg, run_path, hash_input=hashes)
+        return _render(cfg, result, None, evaluator, order=order)
     if cfg["stream"]:
         from ragmeter.retrieval.stream import evaluate_stream_with
 
