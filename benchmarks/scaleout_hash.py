@@ -1,6 +1,6 @@
 """The hash plan on a shuffled run: peak memory of the driver and of each worker, 1 vs 2 workers.
 
-    python -m benchmarks.scaleout_hash [--lines 10M|100M] [--repeats 1] [--data DIR] [--skip-inmemory]
+    python -m benchmarks.scaleout_hash [--lines 10M|100M] [--repeats N] [--skip-inmemory]
 
 The run is the synthetic MS MARCO-like run of ``benchmarks/gen_retrieval.py`` (1,000 lines per
 query, ``lines / 1000`` queries, seed 20240607) shuffled in bounded memory: every line goes to one
