@@ -5,8 +5,10 @@
 The run is the synthetic MS MARCO-like run of ``benchmarks/gen_retrieval.py`` (1,000 lines per
 query, ``lines / 1000`` queries, seed 20240607) shuffled in bounded memory: every line goes to one
 of 64 temporary files chosen by a seeded RNG, each file is shuffled in memory and the files are
-concatenated. The data is written once under ``/tmp/ragmeter-scale-hash/<lines>/`` (about 4 GB
-of text for 100M lines; nothing in the repository).
+concatenated. Runs larger than 10M lines are copies of the 10M-line run, each copy's qids
+prefixed (``c3_1234``), and the qrels likewise. The data is written once under
+``/tmp/ragmeter-scale-hash/<lines>/`` (about 4 GB of text for 100M lines; nothing in the
+repository).
 
 Contenders, each a child process timed spawn to exit (Dask figures include starting and closing
 the cluster), with ``-m map -m ndcg_cut.10 -m recip_rank -m P.10 --json``:
@@ -41,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = Path("/tmp/ragmeter-scale-hash")
 MEASURES = ["-m", "map", "-m", "ndcg_cut.10", "-m", "recip_rank", "-m", "P.10"]
 SPLIT = 64
+BASE_LINES = 10_000_000  # larger runs are copies of this one
 
 
 def _lines(text: str) -> int:
@@ -58,6 +61,9 @@ def ensure_data(lines: int, root: Path = DATA) -> tuple[Path, Path]:
     if qrels.exists() and run.exists():
         return qrels, run
     out.mkdir(parents=True, exist_ok=True)
+    if lines > BASE_LINES and lines % BASE_LINES == 0:
+        _replicate(*ensure_data(BASE_LINES, root), qrels, run, lines // BASE_LINES)
+        return qrels, run
     queries = max(1, lines // 1000)
     rng = np.random.default_rng(15)
     with tempfile.TemporaryDirectory(dir=out) as tmp:
@@ -83,6 +89,19 @@ def ensure_data(lines: int, root: Path = DATA) -> tuple[Path, Path]:
                 del part, perm
         tmp_run.rename(run)
     return qrels, run
+
+
+def _replicate(qrels: Path, run: Path, qrels_out: Path, run_out: Path, copies: int) -> None:
+    """``copies`` copies of a shuffled run and its qrels, each copy's qids prefixed (``c3_``):
+    every copy is as unsorted as the original, and has its own queries."""
+    for src, dst in ((qrels, qrels_out), (run, run_out)):
+        data = src.read_bytes()
+        tmp = dst.with_suffix(".tmp")
+        with open(tmp, "wb") as out:
+            for c in range(copies):
+                prefix = f"c{c}_".encode()
+                out.write(prefix + data[:-1].replace(b"\n", b"\n" + prefix) + b"\n")
+        tmp.rename(dst)
 
 
 def _descendants(pid: int) -> list[int]:

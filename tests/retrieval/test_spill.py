@@ -166,10 +166,10 @@ def test_the_bucket_of_a_qid_is_blake2b_and_the_same_everywhere():
 
 
 def test_partition_count_follows_the_memory_model():
-    # (0.6 × 2 GiB − 300 MiB) / 150 B = 6,492,979 rows per bucket at most; 1.5 × for skew
-    assert spill.partition_count(100_000_000, 2 << 30) == 24
+    # (0.6 × 2 GiB − 300 MiB) / 120 B = 8,115,978 rows per bucket at most; 1.5 × for skew
+    assert spill.partition_count(100_000_000, 2 << 30) == 19
     assert spill.partition_count(1_000, 2 << 30) == 1
-    assert spill.partition_count(100_000_000, 1 << 30) == 69
+    assert spill.partition_count(100_000_000, 1 << 30) == 55
     assert spill.parse_size("2GiB") == 2 << 30 and spill.parse_size("1.5GB") == 1_500_000_000
     assert spill.parse_size("512MiB") == 512 << 20 and spill.parse_size(None) == 2 << 30
 

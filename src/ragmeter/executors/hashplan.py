@@ -3,7 +3,7 @@
 Map tasks (one per block of the run) and reduce tasks (one per qid-hash bucket) are the
 functions the in-process ``--stream --spill`` path runs (:mod:`ragmeter.retrieval.spill`); here
 they run on workers, with the map output in a work dir every worker sees, and the driver
-assembles the Result exactly as in-process (docs/scaleout.md#hash).
+assembles the Result exactly as in-process (docs/scaleout.md, "Unsorted runs: the hash plan").
 """
 
 from __future__ import annotations

@@ -262,7 +262,7 @@ def _parse(argv: Sequence[str]) -> dict[str, Any]:
             scale[flag[2:].replace("-", "_")] = value
         elif flag in ("--workers", "--partitions"):
             scale[flag[2:]] = _int(value, flag, 1)
-        elif flag in ("--spill", "--plan", "--keep-work"):  # docs/scaleout.md#hash
+        elif flag in ("--spill", "--plan", "--keep-work"):  # the hash plan, docs/scaleout.md
             cfg[flag[2:].replace("-", "_")] = True if flag == "--keep-work" else value
     cfg["args"] = args
     from ragmeter.errors import UsageError

@@ -1,4 +1,6 @@
-"""``ragmeter trec``'s ``--spill DIR``, ``--plan`` and ``--keep-work`` (docs/scaleout.md#hash).
+"""``ragmeter trec``'s ``--spill DIR``, ``--plan`` and ``--keep-work``.
+
+docs/scaleout.md, "Unsorted runs: the hash plan", says what they do.
 
 Kept apart from :mod:`ragmeter.retrieval.spill` so that parsing the command line imports
 neither numpy nor pyarrow (``ragmeter trec`` keeps trec_eval's lean start).
