@@ -188,7 +188,6 @@ def main(argv: list[str] | None = None) -> int:
     base = ["trec", *MEASURES, "--json", str(qrels), str(run)]
     spill_dir = a.data / "spill"
     contenders = {
-        "in-process --stream --spill": [*base, "--stream", "--spill", str(spill_dir)],
         "dask 1 worker, hash plan": [
             *base,
             "--workers",
@@ -207,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
             "--worker-memory",
             a.worker_memory,
         ],
+        "in-process --stream --spill": [*base, "--stream", "--spill", str(spill_dir)],
     }
     if not a.skip_inmemory:
         contenders = {"in-process, in memory": base, **contenders}
@@ -221,6 +221,11 @@ def main(argv: list[str] | None = None) -> int:
             elif got != reference:
                 raise SystemExit(f"{label}: the output differs from the first contender's")
             figures[label].append((wall, driver, workers))
+            mib = [round(kb / 1024) for kb in workers]
+            print(
+                f"  {label}: {wall:.2f} s, driver {driver / 1024:.0f} MiB, workers {mib}",
+                flush=True,
+            )
             shutil.rmtree(spill_dir, ignore_errors=True)
     print(f"{lines:,} shuffled lines, {lines // 1000:,} queries; load average {os.getloadavg()}")
     print(f"{'contender':32} {'wall s':>8} {'driver MiB':>11}  workers' peak MiB")

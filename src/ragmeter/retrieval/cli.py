@@ -582,7 +582,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except MemoryError:
         print(
-            "ragmeter trec: out of memory (try --stream for a run grouped by query)",
+            "ragmeter trec: out of memory (try --stream, and --spill DIR for a run not grouped "
+            "by query)",
             file=sys.stderr,
         )
         return 2
