@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from ragmeter.retrieval import spill
+from ragmeter.retrieval import spill, spill_plan
 from tests.helpers import invoke
 from tests.retrieval.spill_data import CASES, shuffled_run
 
@@ -167,11 +167,13 @@ def test_the_bucket_of_a_qid_is_blake2b_and_the_same_everywhere():
 
 def test_partition_count_follows_the_memory_model():
     # (0.6 × 2 GiB − 300 MiB) / 120 B = 8,115,978 rows per bucket at most; 1.5 × for skew
-    assert spill.partition_count(100_000_000, 2 << 30) == 19
-    assert spill.partition_count(1_000, 2 << 30) == 1
-    assert spill.partition_count(100_000_000, 1 << 30) == 55
-    assert spill.parse_size("2GiB") == 2 << 30 and spill.parse_size("1.5GB") == 1_500_000_000
-    assert spill.parse_size("512MiB") == 512 << 20 and spill.parse_size(None) == 2 << 30
+    assert spill_plan.partition_count(100_000_000, 2 << 30) == 19
+    assert spill_plan.partition_count(1_000, 2 << 30) == 1
+    assert spill_plan.partition_count(100_000_000, 1 << 30) == 55
+    assert (
+        spill_plan.parse_size("2GiB") == 2 << 30 and spill_plan.parse_size("1.5GB") == 1_500_000_000
+    )
+    assert spill_plan.parse_size("512MiB") == 512 << 20 and spill_plan.parse_size(None) == 2 << 30
 
 
 def test_flags_and_inputs_it_refuses_in_one_line(data, tmp_path):
@@ -202,7 +204,7 @@ def test_flags_and_inputs_it_refuses_in_one_line(data, tmp_path):
 
 def test_too_little_disk_is_refused_before_the_map(data, tmp_path, monkeypatch):
     qrels, run, _ = data
-    monkeypatch.setattr(spill, "SPILL_RATIO", 1e9)
+    monkeypatch.setattr(spill_plan, "SPILL_RATIO", 1e9)
     res = invoke("trec", "--spill", str(tmp_path / "w"), "--plan", "hash", qrels, run)
     assert res.code == 2
     assert res.stderr.startswith(f"ragmeter trec: {tmp_path / 'w'}/ragmeter-hash-")

@@ -13,7 +13,7 @@ import os
 from typing import Any
 
 from ragmeter.executors.plan import SHARDS_PER_WORKER, scratch_root
-from ragmeter.retrieval import spill
+from ragmeter.retrieval import spill, spill_plan
 
 # A map block: about 1.6M TREC lines, a second or two of parsing, bucketing and writing.
 BLOCK_BYTES = 64 << 20
@@ -31,7 +31,7 @@ def worker_budget(executor: Any, given: str | None) -> int:
     """Bytes one worker may use: ``--worker-memory``, else the smallest memory limit the
     cluster reports for its workers, else the in-process default."""
     if given:
-        return spill.parse_size(given)
+        return spill_plan.parse_size(given)
     client = getattr(executor, "client", None)
     try:
         limits = [
@@ -41,7 +41,7 @@ def worker_budget(executor: Any, given: str | None) -> int:
     except Exception:  # not a Dask executor, or a scheduler that does not say
         limits = []
     limits = [x for x in limits if x > 0]
-    return min(limits) if limits else spill.DEFAULT_BUDGET
+    return min(limits) if limits else spill_plan.DEFAULT_BUDGET
 
 
 def evaluate_hash_on_executor(
@@ -51,7 +51,7 @@ def evaluate_hash_on_executor(
     evaluator: Any,
     recipe: tuple[Any, ...],
     run_path: str,
-) -> spill.HashPlanResult:
+) -> spill_plan.HashPlanResult:
     """Run the hash plan for ``run_path`` on ``executor``: at least
     :data:`~ragmeter.executors.plan.SHARDS_PER_WORKER` map blocks and buckets per worker,
     more buckets when the run is large for the workers' memory (``--partitions`` overrides)."""
@@ -61,13 +61,13 @@ def evaluate_hash_on_executor(
     block_bytes = max(1, min(BLOCK_BYTES, math.ceil(size / (SHARDS_PER_WORKER * workers))))
     budget = worker_budget(executor, settings.worker_memory)
     parts = settings.partitions or max(
-        spill.partition_count(spill.estimate_lines(run_path), budget),
+        spill_plan.partition_count(spill_plan.estimate_lines(run_path), budget),
         SHARDS_PER_WORKER * workers,
     )
     root = cfg.get("spill") or os.path.join(scratch_root(meta), "ragmeter-hash")
-    with spill.work_directory(root, keep=cfg.get("keep_work", False)) as work:
-        spill.check_free_space(work, run_path)
-        return spill.evaluate_hashed(
+    with spill_plan.work_directory(root, keep=cfg.get("keep_work", False)) as work:
+        spill_plan.check_free_space(work, run_path)
+        return spill_plan.evaluate_hashed(
             evaluator,
             run_path,
             work,

@@ -375,7 +375,7 @@ def _evaluate_one(
 
     run = None
     if cfg["spill"]:
-        from ragmeter.retrieval.spill import evaluate_spilled
+        from ragmeter.retrieval.spill_plan import evaluate_spilled
 
         result, order = evaluate_spilled(evaluator, cfg, run_path, hash_input=hashes)
         return _render(cfg, result, None, evaluator, order=order)
