@@ -119,7 +119,9 @@ def evaluate_on_executor(
         meta = executor.describe()
         workers = int(meta.get("workers") or 1)
         outs: list[Any] = []
-        if plan != "hash":
+        seen: set[bytes] = set()
+        order: list[bytes] | None = None if plan == "hash" else []
+        if order is not None:
             parts = settings.partitions or max(
                 math.ceil(size / BYTES_PER_SHARD), SHARDS_PER_WORKER * workers
             )
@@ -131,9 +133,13 @@ def evaluate_on_executor(
             with contextlib.closing(executor.run(trec_run_shard, shards, label="run")) as got:
                 for out in got:
                     outs.append(out)
-                    if _grouped_order(outs) is None:
+                    if out is None:
+                        continue
+                    if not out["grouped"] or seen.intersection(out["qids"]):
+                        order = None  # a query is not contiguous: not grouped by query
                         break
-        order: list[bytes] | None = None if plan == "hash" else _grouped_order(outs)
+                    seen.update(out["qids"])
+                    order.extend(out["qids"])
         if order is None:
             if plan == "grouped":
                 from ragmeter.errors import UsageError
@@ -158,28 +164,13 @@ def evaluate_on_executor(
     info = _RunInfo(name)
     info.lines = sum(out["rows"] for out in outs if out is not None)
     info.runid = next(out["runid"] for out in reversed(outs) if out is not None)
-    info.qids = set(order)
+    info.qids = seen
     if dict(qrels_options)["hash_input"]:
         info.sha256 = sha256_file(run_path)
     unjudged = {q for out in outs if out is not None for q in out["unjudged"]}
     dropped = sum(out["dropped"] for out in outs if out is not None)
     result = evaluator._finish(info, pieces, dropped, unjudged, run_qids=list(info.qids))
     return result, [q.decode("utf-8") for q in order], {**meta, "plan": "grouped"}
-
-
-def _grouped_order(outs: list[Any]) -> list[bytes] | None:
-    """The qids of the grouped shards in run order, or None when a query is not contiguous
-    (within a shard, or across two shards): the run is not grouped by query."""
-    seen: set[bytes] = set()
-    order: list[bytes] = []
-    for out in outs:
-        if out is None:
-            continue
-        if not out["grouped"] or seen.intersection(out["qids"]):
-            return None
-        seen.update(out["qids"])
-        order.extend(out["qids"])
-    return order
 
 
 @dataclass(frozen=True)
