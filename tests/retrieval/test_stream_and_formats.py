@@ -75,7 +75,7 @@ def test_stream_rejects_an_ungrouped_run():
     assert res.stderr == (
         f"{DATA / 'results.trunc'}:3: query '301' appears again after other queries; "
         "--stream needs the run grouped by query (LC_ALL=C sort -s -k1,1 run > run.sorted), "
-        "or drop --stream\n"
+        "or add --spill DIR to evaluate an unsorted run in bounded memory, or drop --stream\n"
     )
 
 

@@ -59,6 +59,9 @@ _LONG = [
     "scheduler=",
     "partitions=",
     "worker-memory=",
+    "spill=",
+    "plan=",
+    "keep-work",
 ]
 
 HELP = """\
@@ -96,6 +99,8 @@ ragmeter options:
   --qid-field, --ids-field, --gold-field, --source-field   JSONL field names
   --by-source                    source breakdown (json or csv output)
   --stream, --batch-rows N       bounded-memory mode for runs grouped by query
+  --spill DIR, --keep-work       unsorted runs in bounded memory: qid-hash buckets in DIR
+  --plan auto|grouped|hash       how a large run is cut (docs/scaleout.md)
   --threads N                    worker threads (default: CPU cores)
   --quiet                        no warnings
   --executor local|dask, --workers N, --scheduler ADDR, --partitions N, --worker-memory SIZE
@@ -260,6 +265,8 @@ def _parse(argv: Sequence[str]) -> dict[str, Any]:
             scale[flag[2:].replace("-", "_")] = value
         elif flag in ("--workers", "--partitions"):
             scale[flag[2:]] = _int(value, flag, 1)
+        elif flag in ("--spill", "--plan", "--keep-work"):  # the hash plan, docs/scaleout.md
+            cfg[flag[2:].replace("-", "_")] = True if flag == "--keep-work" else value
     cfg["args"] = args
     cfg["executor"] = None
     if scale or any(os.environ.get(v) for v in _EXECUTOR_ENV):
@@ -272,6 +279,9 @@ def _parse(argv: Sequence[str]) -> dict[str, Any]:
         except UsageError as exc:
             raise _Usage(exc.message) from None
         cfg["executor"] = None if settings.is_local else settings
+    from ragmeter.retrieval.spill_flags import spill_flags
+
+    spill_flags(cfg, scale, _Usage)
     return cfg
 
 
@@ -334,7 +344,7 @@ def _run(cfg: dict[str, Any]) -> tuple[str, list[str]]:
 
         qrels = read_qrels_small(qrels_path)
     evaluator = build_evaluator(recipe, qrels=qrels)
-    if not many and not cfg["stream"] and cfg["executor"] is not None:
+    if not many and (not cfg["stream"] or cfg["spill"]) and cfg["executor"] is not None:
         from ragmeter.executors.retrieval import evaluate_on_executor
 
         done = evaluate_on_executor(cfg, evaluator, recipe, run_paths[0])
@@ -393,6 +403,11 @@ def _evaluate_one(
 ) -> tuple[Any, list[str]]:
     """One run's output (text, or the JSON document as a dict) and its warnings."""
     run = None
+    if cfg["spill"]:
+        from ragmeter.retrieval.spill_plan import evaluate_spilled
+
+        result, order = evaluate_spilled(evaluator, cfg, run_path, hash_input=hashes)
+        return _render(cfg, result, None, evaluator, order=order)
     if cfg["small"]:
         from ragmeter.io.trec.small import read_run_small
 
@@ -565,7 +580,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except MemoryError:
         print(
-            "ragmeter trec: out of memory (try --stream for a run grouped by query)",
+            "ragmeter trec: out of memory (try --stream, and --spill DIR for a run not grouped "
+            "by query)",
             file=sys.stderr,
         )
         return 2

@@ -10,11 +10,11 @@ in-memory mode's value for value.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import mmap
 import os
-import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,8 +83,9 @@ def evaluate_on_executor(
     cfg: dict[str, Any], evaluator: Any, recipe: tuple[Any, ...], run_path: str
 ) -> tuple[Any, list[str], dict[str, Any]] | None:
     """``(result, qids in order of first appearance, executor metadata)``, or None for the
-    cases left to the in-process path: stdin, gzip, JSONL runs, --by-source, an empty run, a
-    run with no judged query, and a run that is not grouped by query (with a notice)."""
+    cases left to the in-process path: stdin, gzip, JSONL runs, --by-source, and a grouped run
+    that is empty or has no judged query. A run that is not grouped by query (or ``--plan
+    hash``) goes to the hash plan (:mod:`ragmeter.executors.hashplan`)."""
     from ragmeter.executors import make_executor
     from ragmeter.executors.tasks import trec_run_shard
     from ragmeter.io.files import display_name, sha256_file
@@ -113,31 +114,47 @@ def evaluate_on_executor(
     del zscores
     name = display_name(run_path)
     size = os.path.getsize(run_path)
+    plan = cfg.get("plan") or "auto"
     with make_executor(settings, command="trec") as executor:
         meta = executor.describe()
         workers = int(meta.get("workers") or 1)
-        parts = settings.partitions or max(
-            math.ceil(size / BYTES_PER_SHARD), SHARDS_PER_WORKER * workers
-        )
-        shards = [
-            RunShard(i, os.path.abspath(run_path), name, a, b, n, worker_recipe)
-            for i, (a, b, n) in enumerate(query_cuts(run_path, parts))
-        ]
-        outs = list(executor.run(trec_run_shard, shards, label="run"))
-    seen: set[bytes] = set()
-    order: list[bytes] = []
-    for out in outs:
-        if out is None:
-            continue
-        if not out["grouped"] or seen.intersection(out["qids"]):
-            print(
-                f"ragmeter trec: {name} is not grouped by query; evaluating it in this process "
-                "(the plan for unsorted runs is not built yet)",
-                file=sys.stderr,
+        outs: list[Any] = []
+        seen: set[bytes] = set()
+        order: list[bytes] | None = None if plan == "hash" else []
+        if order is not None:
+            parts = settings.partitions or max(
+                math.ceil(size / BYTES_PER_SHARD), SHARDS_PER_WORKER * workers
             )
-            return None
-        seen.update(out["qids"])
-        order.extend(out["qids"])
+            shards = [
+                RunShard(i, os.path.abspath(run_path), name, a, b, n, worker_recipe)
+                for i, (a, b, n) in enumerate(query_cuts(run_path, parts))
+            ]
+            # a shuffled run shows in its first shard: stop there (the rest are cancelled)
+            with contextlib.closing(executor.run(trec_run_shard, shards, label="run")) as got:
+                for out in got:
+                    outs.append(out)
+                    if out is None:
+                        continue
+                    if not out["grouped"] or seen.intersection(out["qids"]):
+                        order = None  # a query is not contiguous: not grouped by query
+                        break
+                    seen.update(out["qids"])
+                    order.extend(out["qids"])
+        if order is None:
+            if plan == "grouped":
+                from ragmeter.errors import UsageError
+
+                raise UsageError(
+                    f"--plan grouped needs a run grouped by query, and {name} is not "
+                    "(expected --plan hash or auto)",
+                    command="trec",
+                )
+            from ragmeter.executors.hashplan import evaluate_hash_on_executor
+
+            hashed = evaluate_hash_on_executor(
+                executor, meta, cfg, evaluator, worker_recipe, run_path
+            )
+            return hashed.result, hashed.order, {**meta, "plan": "hash", "partitions": hashed.parts}
     pieces = [out["piece"] for out in outs if out is not None]
     if not pieces or not any((p.counts > 0).any() for p in pieces):
         return None
@@ -152,8 +169,8 @@ def evaluate_on_executor(
         info.sha256 = sha256_file(run_path)
     unjudged = {q for out in outs if out is not None for q in out["unjudged"]}
     dropped = sum(out["dropped"] for out in outs if out is not None)
-    result = evaluator._finish(info, pieces, dropped, unjudged, run_qids=list(seen))
-    return result, [q.decode("utf-8") for q in order], meta
+    result = evaluator._finish(info, pieces, dropped, unjudged, run_qids=list(info.qids))
+    return result, [q.decode("utf-8") for q in order], {**meta, "plan": "grouped"}
 
 
 @dataclass(frozen=True)

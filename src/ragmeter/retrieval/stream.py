@@ -207,12 +207,16 @@ class _RunInfo:
         return sorted(q.decode("utf-8", "replace") for q in self.qids)
 
 
+class NotGroupedError(InputError):
+    """A query that comes back after other queries (``--spill`` then takes the hash plan)."""
+
+
 def _grouping_error(batch: Run, row: int, qid: bytes) -> InputError:
     loc = batch.origin.locate([row])[0]
-    return InputError(
+    return NotGroupedError(
         f"query '{qid.decode('utf-8', 'replace')}' appears again after other queries; --stream "
-        "needs the run grouped by query (LC_ALL=C sort -s -k1,1 run > run.sorted), or drop "
-        "--stream",
+        "needs the run grouped by query (LC_ALL=C sort -s -k1,1 run > run.sorted), or add "
+        "--spill DIR to evaluate an unsorted run in bounded memory, or drop --stream",
         path=loc.path,
         line=loc.line,
         location=loc.location,

@@ -1,0 +1,81 @@
+"""``ragmeter trec`` on an executor for a run not grouped by query: the hash plan.
+
+Map tasks (one per block of the run) and reduce tasks (one per qid-hash bucket) are the
+functions the in-process ``--stream --spill`` path runs (:mod:`ragmeter.retrieval.spill`); here
+they run on workers, with the map output in a work dir every worker sees, and the driver
+assembles the Result exactly as in-process (docs/scaleout.md, "Unsorted runs: the hash plan").
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+from ragmeter.executors.plan import SHARDS_PER_WORKER, scratch_root
+from ragmeter.retrieval import spill, spill_plan
+
+# A map block: about 1.6M TREC lines, a second or two of parsing, bucketing and writing.
+BLOCK_BYTES = 64 << 20
+
+
+def reduce_task(shard: spill.ReduceShard) -> dict[str, Any]:
+    """One bucket on a worker, with the command's evaluator (built once per worker)."""
+    from ragmeter.executors.tasks import _evaluator
+
+    assert shard.recipe is not None
+    return spill.reduce_bucket(shard, _evaluator(shard.recipe))
+
+
+def worker_budget(executor: Any, given: str | None) -> int:
+    """Bytes one worker may use: ``--worker-memory``, else the smallest memory limit the
+    cluster reports for its workers, else the in-process default."""
+    if given:
+        return spill_plan.parse_size(given)
+    client = getattr(executor, "client", None)
+    try:
+        limits = [
+            int(w.get("memory_limit") or 0)
+            for w in client.scheduler_info().get("workers", {}).values()
+        ]
+    except Exception:  # not a Dask executor, or a scheduler that does not say
+        limits = []
+    limits = [x for x in limits if x > 0]
+    return min(limits) if limits else spill_plan.DEFAULT_BUDGET
+
+
+def evaluate_hash_on_executor(
+    executor: Any,
+    meta: dict[str, Any],
+    cfg: dict[str, Any],
+    evaluator: Any,
+    recipe: tuple[Any, ...],
+    run_path: str,
+) -> spill_plan.HashPlanResult:
+    """Run the hash plan for ``run_path`` on ``executor``: at least
+    :data:`~ragmeter.executors.plan.SHARDS_PER_WORKER` map blocks and buckets per worker,
+    more buckets when the run is large for the workers' memory (``--partitions`` overrides)."""
+    settings = cfg["executor"]
+    workers = int(meta.get("workers") or 1)
+    size = os.path.getsize(run_path)
+    block_bytes = max(1, min(BLOCK_BYTES, math.ceil(size / (SHARDS_PER_WORKER * workers))))
+    budget = worker_budget(executor, settings.worker_memory)
+    parts = settings.partitions or max(
+        spill_plan.partition_count(spill_plan.estimate_lines(run_path), budget),
+        SHARDS_PER_WORKER * workers,
+    )
+    root = cfg.get("spill") or os.path.join(scratch_root(meta), "ragmeter-hash")
+    with spill_plan.work_directory(root, keep=cfg.get("keep_work", False)) as work:
+        spill_plan.check_free_space(work, run_path)
+        return spill_plan.evaluate_hashed(
+            evaluator,
+            run_path,
+            work,
+            parts=parts,
+            block_bytes=block_bytes,
+            hash_input=cfg["format"] == "json",  # only the JSON output reports the sha256
+            runner=lambda task, shards, label: executor.run(task, shards, label=label),
+            map_task=spill.map_block,
+            reduce_task=reduce_task,
+            recipe=recipe,
+        )

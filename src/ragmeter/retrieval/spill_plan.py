@@ -1,0 +1,287 @@
+"""The driver's side of the hash plan: how many buckets, where the map files go, and the
+plan run by any executor (docs/scaleout.md, "Unsorted runs: the hash plan").
+
+:mod:`ragmeter.retrieval.spill` holds the map and reduce tasks that read and write the data;
+this module cuts the run into their shards, runs them (in this process for ``ragmeter trec
+--stream --spill DIR``, or on an executor), and assembles the Result from what they return.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ragmeter.errors import InputError, UsageError
+from ragmeter.io.files import GZIP_MAGIC, display_name, sha256_file
+from ragmeter.io.trec.checks import _no_data
+from ragmeter.retrieval.kernels.ranking import RankPiece
+from ragmeter.retrieval.spill import (
+    MapOut,
+    MapShard,
+    ReduceShard,
+    block_ranges,
+    map_block,
+    reduce_bucket,
+)
+
+__all__ = [
+    "HashPlanResult",
+    "evaluate_hashed",
+    "evaluate_spilled",
+    "parse_size",
+    "partition_count",
+]
+
+# Memory model of one reduce (docs/scaleout.md, "Memory and the number of buckets"): peak ≈
+# BASE + ROW_BYTES × rows of the bucket (fitted by benchmarks/scaleout_hash.py, rounded up);
+# buckets are sized to SAFETY × budget.
+BASE_BYTES = 300 << 20
+ROW_BYTES = 120
+SAFETY = 0.6
+DEFAULT_BUDGET = 2 << 30  # in-process --worker-memory
+BYTES_PER_LINE = 40  # --batch-rows lines make a map block of about this many bytes each
+# free space asked for, against the run's text: the LZ4 map output was 0.43 × at 10M lines
+SPILL_RATIO = 0.5
+_COMMAND = "trec"
+
+
+def parse_size(text: str | int | None, default: int = DEFAULT_BUDGET) -> int:
+    """Bytes of a size such as ``2GiB``, ``1.5GB``, ``512MiB`` or ``1000000``."""
+    if text is None:
+        return default
+    if isinstance(text, int):
+        return text
+    s = text.strip().lower().replace(" ", "")
+    units = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1 << 10, "m": 1000**2, "mb": 1000**2}
+    units.update({"mib": 1 << 20, "g": 1000**3, "gb": 1000**3, "gib": 1 << 30})
+    units.update({"t": 1000**4, "tb": 1000**4, "tib": 1 << 40})
+    num = s.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = s[len(num) :]
+    try:
+        value = float(num)
+    except ValueError:
+        value = -1.0
+    if unit not in units or value <= 0:
+        raise UsageError(
+            f"--worker-memory {text!r} is not a size (expected e.g. 2GiB)", command=_COMMAND
+        )
+    return int(value * units[unit])
+
+
+def estimate_lines(path: str) -> int:
+    """Lines of a run, from its size and the mean length of the lines in its first MiB."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 20)
+    n = head.count(b"\n")
+    if n == 0:
+        return 1
+    return max(1, math.ceil(size / (len(head) / n)))
+
+
+def partition_count(lines: int, budget: int) -> int:
+    """Buckets for a run of ``lines`` lines under a per-process ``budget`` of bytes: enough that
+    the largest bucket (1.5 × the mean, for hash skew) fits ``SAFETY × budget``."""
+    per_bucket = max(1, int((SAFETY * budget - BASE_BYTES) / ROW_BYTES))
+    return max(1, math.ceil(1.5 * lines / per_bucket))
+
+
+Runner = Callable[[Callable[[Any], Any], Sequence[Any], str], Iterable[Any]]
+
+
+def _in_process(task: Callable[[Any], Any], shards: Sequence[Any], label: str) -> Iterable[Any]:
+    for shard in shards:
+        yield task(shard)
+
+
+def check_plain_file(path: str, *, what: str = "--spill") -> None:
+    """The hash plan re-reads blocks of the run for messages: it needs a plain file."""
+    if path == "-":
+        raise UsageError(
+            f"{what} reads the run from a file, not from stdin (its blocks are read again "
+            "for messages); write the run to a file first",
+            command=_COMMAND,
+        )
+    with open(path, "rb") as fh:
+        if fh.read(2) == GZIP_MAGIC:
+            raise UsageError(
+                f"{what} reads an uncompressed run (its blocks are read by byte range); "
+                f"decompress {display_name(path)} first",
+                command=_COMMAND,
+            )
+
+
+def check_free_space(work_dir: str, run_path: str) -> None:
+    """Refuse before the map phase when the work dir cannot hold the map output."""
+    need = SPILL_RATIO * os.path.getsize(run_path)
+    free = shutil.disk_usage(work_dir).free
+    if free < need:
+        raise UsageError(
+            f"{work_dir} needs about {need / 1e9:.1f} GB free for this run, "
+            f"{free / 1e9:.1f} GB available",
+            command=_COMMAND,
+        )
+
+
+@contextlib.contextmanager
+def work_directory(root: str, *, keep: bool) -> Any:
+    """A fresh directory for one run's map output under ``root`` (created if missing); removed
+    afterwards with everything in it, and ``root`` too if this run created it, unless ``keep``."""
+    created = not os.path.isdir(root)
+    os.makedirs(root, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="ragmeter-hash-", dir=root)
+    try:
+        yield work
+    finally:
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
+            if created:
+                with contextlib.suppress(OSError):
+                    os.rmdir(root)
+
+
+@dataclass
+class HashPlanResult:
+    result: Any
+    order: list[str]  # qids in order of first appearance
+    parts: int
+    blocks: int
+
+
+def evaluate_hashed(
+    evaluator: Any,
+    run_path: str,
+    work_dir: str,
+    *,
+    parts: int,
+    block_bytes: int,
+    hash_input: bool = True,
+    runner: Runner = _in_process,
+    map_task: Callable[[Any], Any] = map_block,
+    reduce_task: Callable[[Any], Any] | None = None,
+    recipe: tuple[Any, ...] | None = None,
+) -> HashPlanResult:
+    """Run the hash plan over ``run_path`` with map output in ``work_dir`` (which must exist)
+    and assemble the Result exactly as the in-memory evaluation does.
+
+    ``runner`` runs a task over shards and yields results in shard order (this process by
+    default, or an executor); ``reduce_task`` defaults to :func:`reduce_bucket` with
+    ``evaluator``.
+    """
+    from ragmeter.retrieval.engine import no_overlap_error
+    from ragmeter.retrieval.stream import _RunInfo
+
+    name = display_name(run_path)
+    path = os.path.abspath(run_path)
+    ranges = block_ranges(path, block_bytes)
+    maps = [MapShard(i, path, name, a, b, parts, work_dir) for i, (a, b) in enumerate(ranges)]
+    outs: list[MapOut] = list(runner(map_task, maps, "map"))
+    info = _RunInfo(name)
+    order: list[bytes] = []
+    for out in outs:
+        if out.rows:
+            info.lines += out.rows
+            info.runid = out.runid
+            for q in out.qids:
+                if q not in info.qids:
+                    info.qids.add(q)
+                    order.append(q)
+    if info.lines == 0:
+        raise InputError(_no_data(6), path=name)
+    index = evaluator.index
+    lookup = index.qid_lookup()
+    if not any(q in lookup for q in info.qids):
+        raise no_overlap_error(
+            evaluator.qrels.name,
+            name,
+            index.qids[:2],
+            sorted(info.qids)[:2],
+            complete=evaluator.options.complete,
+        )
+    by_bucket: dict[int, list[tuple[int, str, int, int]]] = {}
+    for out in outs:
+        for bucket, group, rows in out.groups:
+            assert out.file is not None
+            by_bucket.setdefault(bucket, []).append((out.index, out.file, group, rows))
+    reduces = [
+        ReduceShard(b, path, name, tuple(ranges), tuple(by_bucket[b]), recipe)
+        for b in sorted(by_bucket)
+    ]
+    task = reduce_task or functools.partial(reduce_bucket, evaluator=evaluator)
+    pieces: list[RankPiece] = []
+    unjudged: set[bytes] = set()
+    dropped = 0
+    first_error: tuple[int, str, str | None, str | None] | None = None
+    for got in runner(task, reduces, "bucket"):
+        if got["error"] is not None:
+            if first_error is None or got["error"][0] < first_error[0]:
+                first_error = got["error"]
+            continue
+        if got["piece"] is None:
+            continue
+        dropped += got["dropped"]
+        unjudged.update(got["unjudged"])
+        pieces.append(got["piece"])
+        if len(pieces) > 1:  # counts are per qrels query: integers, added in any order
+            pieces[0].counts = pieces[0].counts + pieces[-1].counts
+            pieces[-1].counts = np.zeros(0, dtype=np.int64)
+    if first_error is not None:
+        line, message, epath, location = first_error
+        raise InputError(message, path=epath, line=None if line < 0 else line, location=location)
+    if hash_input:
+        info.sha256 = sha256_file(run_path)
+    result = evaluator._finish(info, pieces, dropped, unjudged, run_qids=list(info.qids))
+    return HashPlanResult(result, [q.decode("utf-8") for q in order], parts, len(ranges))
+
+
+def evaluate_spilled(
+    evaluator: Any, cfg: dict[str, Any], run_path: str, *, hash_input: bool
+) -> tuple[Any, list[str] | None]:
+    """``ragmeter trec --stream --spill DIR``: the Result and, for the hash plan, the qids in
+    order of first appearance (None for a stream, which sums UltraRAG's means in qid order).
+
+    With ``--plan auto`` a run is first streamed as a run grouped by query; the first query that
+    comes back after others switches to the hash plan (one partial pass is lost). ``--plan hash``
+    goes to the hash plan at once, ``--plan grouped`` keeps the stream's error.
+    """
+    from ragmeter.retrieval.stream import NotGroupedError, evaluate_stream_with
+
+    plan = cfg.get("plan") or "auto"
+    if plan != "hash":
+        try:
+            result = evaluate_stream_with(
+                evaluator,
+                run_path,
+                batch_rows=cfg["batch_rows"],
+                run_format=cfg["run_format"],
+                hash_input=hash_input,
+            )
+            return result, None
+        except NotGroupedError:
+            if plan == "grouped":
+                raise
+    if cfg["run_format"] != "trec":
+        raise UsageError("--spill reads TREC runs only (--run-format trec)", command=_COMMAND)
+    check_plain_file(run_path)
+    budget = parse_size(cfg.get("worker_memory"))
+    parts = cfg.get("partitions") or partition_count(estimate_lines(run_path), budget)
+    with work_directory(cfg["spill"], keep=cfg.get("keep_work", False)) as work:
+        check_free_space(work, run_path)
+        done = evaluate_hashed(
+            evaluator,
+            run_path,
+            work,
+            parts=parts,
+            block_bytes=cfg["batch_rows"] * BYTES_PER_LINE,
+            hash_input=hash_input,
+        )
+    return done.result, done.order
