@@ -8,7 +8,9 @@ settings as arguments of ``streamable_http_app``; mcp 1.x calls it ``FastMCP``
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 __all__ = [
@@ -58,10 +60,32 @@ def loopback_security(host: str) -> TransportSecuritySettings:
     )
 
 
+@contextlib.contextmanager
+def _own_logging() -> Iterator[None]:
+    """The server's constructor without the SDK's logging setup.
+
+    Both majors' constructors call ``configure_logging``, which imports rich to build a handler
+    for ``logging.basicConfig``; ``ragmeter mcp`` has configured the root logger already, so
+    basicConfig drops that handler, and the import alone is ~30-45 ms of every start. In a
+    library user's process the root logger stays theirs to configure.
+    """
+    module = sys.modules[_Server.__module__]
+    original = getattr(module, "configure_logging", None)
+    if original is None:  # an SDK release that no longer configures logging here
+        yield
+        return
+    module.configure_logging = lambda *args, **kwargs: None  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        module.configure_logging = original  # type: ignore[attr-defined]
+
+
 def new_server(name: str, instructions: str, version: str, http: dict[str, Any] | None) -> Any:
     """A server object; ``http`` holds the HTTP settings 1.x wants in its constructor."""
     if MAJOR >= 2:
-        return _Server(name=name, instructions=instructions, version=version)
+        with _own_logging():
+            return _Server(name=name, instructions=instructions, version=version)
     kwargs: dict[str, Any] = {"instructions": instructions}
     if http is not None:
         kwargs.update(
@@ -74,7 +98,7 @@ def new_server(name: str, instructions: str, version: str, http: dict[str, Any] 
         )
     import warnings
 
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _own_logging():
         # 1.x's settings model warns about its own 'lifespan' annotation on every start; the
         # first stderr line must be ragmeter's "serving" line, and the warning is not the user's
         warnings.simplefilter("ignore")
