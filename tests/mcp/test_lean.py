@@ -183,3 +183,11 @@ def test_mcp_is_in_no_package_circle():
     graph = package_graph()
     assert "mcp" not in graph["cli"], graph["cli"].get("mcp")
     assert [c for c in package_cycles(graph) if "mcp" in c] == []
+
+
+def test_serve_runs_the_command_in_process(capsys):
+    # the launcher `ragmeter mcp ultrarag-init` writes calls serve(); it takes the lean path too
+    from ragmeter.mcp import serve
+
+    assert serve(["--ultrarag", "--transport", "sse"]) == 2
+    assert capsys.readouterr().err == "ragmeter mcp: --transport 'sse' (expected stdio or http)\n"
