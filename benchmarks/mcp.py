@@ -158,22 +158,23 @@ def time_starts(n: int) -> dict[str, tuple[float, float]]:
 
 PARTS = """
 import json, sys, time
-t0 = time.perf_counter()
+marks = [(time.perf_counter(), time.process_time())]
 import ragmeter.mcp.sdk
-t1 = time.perf_counter()
+marks.append((time.perf_counter(), time.process_time()))
 from ragmeter.mcp import server, transport
 from ragmeter.mcp.paths import Roots
 from ragmeter.mcp.settings import Settings
-t2 = time.perf_counter()
+marks.append((time.perf_counter(), time.process_time()))
 server.build_server(Settings(roots=Roots([sys.argv[1]])))
-t3 = time.perf_counter()
-print(json.dumps([t1 - t0, t2 - t1, t3 - t2]))
+marks.append((time.perf_counter(), time.process_time()))
+print(json.dumps([[b[0] - a[0], b[1] - a[1]] for a, b in zip(marks, marks[1:])]))
 """
 
 
-def time_parts(n: int) -> list[float]:
-    """Inside a fresh process each time: the SDK's import, ragmeter's server modules, and the
-    registration of every tool (the SDK builds a pydantic model and a JSON schema per tool)."""
+def time_parts(n: int) -> list[tuple[float, float]]:
+    """Inside a fresh process each time, wall and CPU time of: the SDK's import, ragmeter's
+    server modules, and the registration of every tool (the SDK builds a pydantic model and a
+    JSON schema per tool)."""
     runs = []
     with tempfile.TemporaryDirectory() as root:
         for _ in range(n):
@@ -185,7 +186,10 @@ def time_parts(n: int) -> list[float]:
                 check=True,
             )
             runs.append(json.loads(out.stdout))
-    return [statistics.median(r[i] for r in runs) for i in range(3)]
+    return [
+        (statistics.median(r[i][0] for r in runs), statistics.median(r[i][1] for r in runs))
+        for i in range(3)
+    ]
 
 
 def _load() -> str:
@@ -214,11 +218,11 @@ def main(argv: list[str] | None = None) -> int:
     ]
     for label, (wall, cpu), note in rows:
         print(f"  {label:<28}{wall * 1000:8.0f} ms{cpu * 1000:8.0f} ms {note}".rstrip())
-    sdk, modules, build = time_parts(a.starts)
+    parts = time_parts(a.starts)
     print(f"inside the server process, median of {a.starts}:")
-    print(f"  {'import the SDK':<28}{sdk * 1000:8.0f} ms")
-    print(f"  {'ragmeter.mcp modules':<28}{modules * 1000:8.0f} ms")
-    print(f"  {'registering all 14 tools':<28}{build * 1000:8.0f} ms")
+    labels = ("import the SDK", "ragmeter.mcp modules", "registering all 14 tools")
+    for label, (wall, cpu) in zip(labels, parts, strict=True):
+        print(f"  {label:<28}{wall * 1000:8.0f} ms{cpu * 1000:8.0f} ms")
     print(f"load average (1/5/15 min) after: {_load()}")
     return 0
 
