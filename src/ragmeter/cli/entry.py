@@ -1,7 +1,8 @@
 """Entry point of the ``ragmeter`` command.
 
 ``ragmeter trec`` is dispatched before typer and rich are imported: trec_eval users expect its
-lean start (benchmarks/README.md). Every other command goes through the typer app.
+lean start (benchmarks/README.md). So is ``ragmeter mcp`` (``_mcp``: an MCP client waits for
+every start). Every other command goes through the typer app.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     if args[:1] == ["trec"]:
         return _trec(args[1:])
+    if args[:1] == ["mcp"]:
+        return _mcp(args[1:])
     from ragmeter.cli.app import run
 
     return run(args)
@@ -48,3 +51,22 @@ def _trec(args: list[str]) -> int:
         print("ragmeter trec: the retrieval engine is not part of this build", file=sys.stderr)
         return 2
     return trec_main(args)
+
+
+def _mcp(args: list[str]) -> int:
+    """``ragmeter mcp`` without typer or rich: an MCP client waits for the server on every start.
+
+    ragmeter.mcp sits above the command line (its tools use cli helpers), so it is loaded by
+    name, as the typer app loads its command modules, and cli never imports it back.
+    """
+    import importlib
+
+    name = "ragmeter.mcp.command"
+    try:
+        command = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("ragmeter.mcp", name):
+            raise
+        print("ragmeter mcp: the MCP server is not part of this build", file=sys.stderr)
+        return 2
+    return int(command.main(args))

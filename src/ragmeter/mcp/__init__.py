@@ -17,6 +17,6 @@ def serve(argv: Sequence[str] = ()) -> int:
     The launcher that ``ragmeter mcp ultrarag-init`` writes calls
     ``serve(["--ultrarag", "--root", "."])``.
     """
-    from ragmeter.cli.entry import main
+    from ragmeter.mcp.command import main
 
-    return main(["mcp", *argv])
+    return main(list(argv))

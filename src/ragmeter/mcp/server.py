@@ -60,7 +60,7 @@ def _wrap(
     sig = inspect.signature(fn, eval_str=True)
     wrap_key = spec.wrap if settings.ultrarag else None
 
-    async def tool(**kwargs: Any) -> dict[str, Any]:
+    async def tool(**kwargs: Any) -> Any:
         ctx = kwargs.pop("ctx", None)
         state = progress.CallState(_sink(ctx))
 
@@ -85,15 +85,15 @@ def _wrap(
             raise sdk.ToolError(
                 f"internal error in ragmeter {__version__} (details in the server log)"
             ) from None
-        return {wrap_key: result} if wrap_key else result
+        return sdk.result({wrap_key: result} if wrap_key else result)
 
     params = [*sig.parameters.values()]
     params.append(inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=sdk.Context))
     functools.update_wrapper(tool, fn, assigned=("__module__", "__name__", "__qualname__"))
     tool.__signature__ = sig.replace(  # type: ignore[attr-defined]
-        parameters=params, return_annotation=dict[str, Any]
+        parameters=params, return_annotation=sdk.RESULT
     )
-    tool.__annotations__ = {p.name: p.annotation for p in params} | {"return": dict[str, Any]}
+    tool.__annotations__ = {p.name: p.annotation for p in params} | {"return": sdk.RESULT}
     return tool
 
 
