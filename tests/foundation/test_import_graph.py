@@ -17,26 +17,13 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "ragmeter"
 
-# Package circles still to cut (docs/architecture.md, "Known circles"), each the packages of one
-# strongly connected component.
-# A circle found in the code must lie inside one entry: cutting part of a circle passes without
-# editing this list, a new circle or a package joining one fails. Shrink the entries as circles go.
-ALLOWED_CYCLES: list[frozenset[str]] = [
-    # the faces and the runner: executors.tasks -> cli.answers (scale-out), retrieval.cli ->
-    # executors (trec CLI), mcp -> cli.entry and cli.mcp -> mcp (MCP server); the runner is
-    # drawn in through runner.tasks.retrieval -> retrieval
-    frozenset({"cli", "executors", "mcp", "retrieval", "runner"}),
-]
+# Package circles still to cut, each the packages of one strongly connected component. None is
+# left: a circle found in the code must lie inside one entry, so any new circle fails.
+ALLOWED_CYCLES: list[frozenset[str]] = []
 
 
-# Module circles inside one package still to cut, as the modules of each. judge, runner and
-# datasets have none and must keep it that way; retrieval's are being cut on the trec branch, and
-# the baseline commands (cli.baseline registers cli.baseline_all, which calls back) are left.
-ALLOWED_MODULE_CYCLES: list[frozenset[str]] = [
-    frozenset({"ragmeter.retrieval.result", "ragmeter.retrieval.textout"}),
-    frozenset({"ragmeter.retrieval.engine", "ragmeter.retrieval.stream"}),
-    frozenset({"ragmeter.cli.baseline", "ragmeter.cli.baseline_all"}),
-]
+# Module circles inside one package still to cut, as the modules of each. None is left.
+ALLOWED_MODULE_CYCLES: list[frozenset[str]] = []
 NO_MODULE_CYCLES = ("judge", "runner", "datasets")
 
 

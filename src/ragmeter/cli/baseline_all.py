@@ -104,7 +104,7 @@ def _all(
         write_jsonl,
         write_sidecar,
     )
-    from ragmeter.cli.baseline import do_bm25, link_records
+    from ragmeter.cli.baseline_work import do_bm25, link_records
     from ragmeter.datasets.gold import load_gold
 
     gs = load_gold(source)
