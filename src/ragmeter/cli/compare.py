@@ -37,8 +37,8 @@ from ragmeter.executors.options import (
 from ragmeter.stats_choices import (
     ALTERNATIVES,
     CI_METHODS,
+    CORRECTION_FAMILIES,
     CORRECTIONS,
-    FAMILIES,
     MISSING_POLICIES,
     TESTS,
     TWO_SIDED,
@@ -340,7 +340,9 @@ def register(app: typer.Typer) -> None:
         correction: str | None = typer.Option(
             None, "--correction", help=f"{_alternatives(CORRECTIONS, 'holm')}."
         ),
-        family: str = typer.Option("per_metric", "--family", help=f"{_alternatives(FAMILIES)}."),
+        family: str = typer.Option(
+            "per_metric", "--family", help=f"{_alternatives(CORRECTION_FAMILIES)}."
+        ),
         alpha: float | None = typer.Option(
             None, "--alpha", help="Significance level (default 0.05; 0.01 with --ranx)."
         ),
@@ -419,7 +421,7 @@ def register(app: typer.Typer) -> None:
         )
         _choice(test, TESTS, "--test")
         _choice(fmt, FORMATS, "--format")
-        _choice(family, FAMILIES, "--family")
+        _choice(family, CORRECTION_FAMILIES, "--family")
         _choice(alternative, ALTERNATIVES, "--alternative")
         _choice(two_sided, TWO_SIDED, "--two-sided")
         _choice(ci, CI_METHODS, "--ci")
