@@ -8,13 +8,13 @@ them beside the tests they configure.
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 __all__ = [
     "ALTERNATIVES",
     "CI_METHODS",
     "CORRECTIONS",
-    "FAMILIES",
+    "CORRECTION_FAMILIES",
     "MISSING_POLICIES",
     "SPLIT_METHODS",
     "TESTS",
@@ -28,7 +28,7 @@ TESTS = ("randomization", "t", "wilcoxon", "bootstrap")
 CORRECTIONS = ("holm", "bonferroni", "bh", "by", "none")
 """Multiple-comparison corrections of :func:`ragmeter.stats.adjust`."""
 
-FAMILIES = ("per_metric", "all")
+CORRECTION_FAMILIES = ("per_metric", "all")
 """The family a correction runs over: each metric's pairs, or all pairs × metrics."""
 
 ALTERNATIVES = ("two-sided", "greater", "less")
@@ -46,3 +46,18 @@ MISSING_POLICIES: tuple[str, ...] = get_args(MissingPolicy)
 
 SPLIT_METHODS = ("group_multifactor", "iterstrat", "sklearn_group")
 """Methods of :func:`ragmeter.stats.datasets.split` (the first is the default)."""
+
+
+def __getattr__(name: str) -> Any:
+    # "families" also names the retrieval measure families (ragmeter.retrieval.measures); the
+    # families a correction runs over are CORRECTION_FAMILIES, the old name warns
+    if name == "FAMILIES":
+        import warnings
+
+        warnings.warn(
+            "ragmeter.stats_choices.FAMILIES is deprecated: use CORRECTION_FAMILIES",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return CORRECTION_FAMILIES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

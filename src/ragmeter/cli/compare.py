@@ -10,9 +10,7 @@ inputs and prints.
 
 from __future__ import annotations
 
-import contextlib
 import sys
-from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -39,8 +37,8 @@ from ragmeter.executors.options import (
 from ragmeter.stats_choices import (
     ALTERNATIVES,
     CI_METHODS,
+    CORRECTION_FAMILIES,
     CORRECTIONS,
-    FAMILIES,
     MISSING_POLICIES,
     TESTS,
     TWO_SIDED,
@@ -238,24 +236,12 @@ def _trec_scores(
     return scores, [shown for shown, _ in resolved], info
 
 
-@contextlib.contextmanager
-def _status(message: str) -> Iterator[None]:
-    """A spinner on stderr while work runs, only when stderr is a terminal."""
-    if not sys.stderr.isatty():
-        yield
-        return
-    from ragmeter.terminal import make_console
-
-    with make_console(stderr=True).status(message):
-        yield
-
-
 def _rich_tables(report: ComparisonReport) -> None:
     from rich.table import Table
 
-    from ragmeter.terminal import make_console
+    from ragmeter.cli.console import WIDEST_PIPE_WIDTH, make_console
 
-    console = make_console(pipe_width=200)
+    console = make_console(pipe_width=WIDEST_PIPE_WIDTH)
     compat = bool(report.settings.get("ranx_compat"))
     main = Table("#", "Model" if compat else "System")
     for m in report.metrics:
@@ -354,7 +340,9 @@ def register(app: typer.Typer) -> None:
         correction: str | None = typer.Option(
             None, "--correction", help=f"{_alternatives(CORRECTIONS, 'holm')}."
         ),
-        family: str = typer.Option("per_metric", "--family", help=f"{_alternatives(FAMILIES)}."),
+        family: str = typer.Option(
+            "per_metric", "--family", help=f"{_alternatives(CORRECTION_FAMILIES)}."
+        ),
         alpha: float | None = typer.Option(
             None, "--alpha", help="Significance level (default 0.05; 0.01 with --ranx)."
         ),
@@ -420,6 +408,7 @@ def register(app: typer.Typer) -> None:
         Mode: --per-sample files; else stored runs when --store is given or the first
         argument is not a file; else TREC (the first argument is the QRELS file).
         """
+        from ragmeter.cli.console import spinner
         from ragmeter.executors.options import settings_from_flags
 
         xsettings = settings_from_flags(
@@ -432,7 +421,7 @@ def register(app: typer.Typer) -> None:
         )
         _choice(test, TESTS, "--test")
         _choice(fmt, FORMATS, "--format")
-        _choice(family, FAMILIES, "--family")
+        _choice(family, CORRECTION_FAMILIES, "--family")
         _choice(alternative, ALTERNATIVES, "--alternative")
         _choice(two_sided, TWO_SIDED, "--two-sided")
         _choice(ci, CI_METHODS, "--ci")
@@ -486,7 +475,7 @@ def register(app: typer.Typer) -> None:
                     command=COMMAND,
                 )
             systems = _system_names(paths[1:], name or [])
-            with _status(f"scoring {len(systems)} runs"):
+            with spinner(f"scoring {len(systems)} runs"):
                 scores, metrics, info = _trec_scores(
                     paths[0],
                     paths[1:],
@@ -513,7 +502,7 @@ def register(app: typer.Typer) -> None:
 
             compare = compare_on(xsettings, xmeta)
         try:
-            with _status("testing every pair"):
+            with spinner("testing every pair"):
                 report = compare(
                     scores,
                     metrics=metrics,

@@ -95,7 +95,7 @@ def register(app: typer.Typer) -> None:
             return
         from rich.table import Table
 
-        from ragmeter.terminal import make_console
+        from ragmeter.cli.console import make_console
 
         table = Table("metric", "aliases", "direction", "reference", "needs")
         for t in tasks:
@@ -107,8 +107,9 @@ def register(app: typer.Typer) -> None:
                     m.reference,
                     ", ".join(sorted(m.needs)),
                 )
-        make_console().print(table)
-        make_console().print(
+        console = make_console()
+        console.print(table)
+        console.print(
             "Formulas and citations: ragmeter metrics TASK --long, or ragmeter metrics "
             "TASK.METRIC.",
             markup=False,

@@ -29,6 +29,12 @@ from typing import Any, Literal
 import numpy as np
 
 from ragmeter.errors import InputError
+from ragmeter.extraction.choices import (
+    INVALID_GOLD_POLICIES,
+    ExtraPolicy,
+    InvalidGoldPolicy,
+    MissingPolicy,
+)
 from ragmeter.extraction.classification_common import (
     _averages,
     _check_labels,
@@ -46,6 +52,7 @@ from ragmeter.extraction.prf import check_zero_division, mean
 from ragmeter.extraction.profiles import INVALID, HierarchyProfile, get_profile
 from ragmeter.extraction.report import ExtractionReport
 from ragmeter.extraction.results import library_versions
+from ragmeter.records.choices import expected
 from ragmeter.records.errors import InvalidLabelError, Problem
 
 __all__ = [
@@ -185,10 +192,10 @@ def evaluate(
     profile: str | HierarchyProfile | None = None,
     labels: Literal["present"] | Sequence[str] = "present",
     zero_division: float | str = 0.0,
-    missing: Literal["error", "as_invalid"] = "error",
-    extra: Literal["error", "ignore"] = "error",
+    missing: MissingPolicy = "error",
+    extra: ExtraPolicy = "error",
     top_k: int = 10,
-    invalid_gold: Literal["error", "drop_items"] = "error",
+    invalid_gold: InvalidGoldPolicy = "error",
     normalize: Callable[[str], str] | None = None,
     level: int = 1,
 ) -> TypeReport:
@@ -229,8 +236,10 @@ def evaluate(
     zd = check_zero_division(zero_division, allow_nan=True)
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0:
         raise ValueError(f"top_k={top_k!r} (expected a non-negative integer)")
-    if invalid_gold not in ("error", "drop_items"):
-        raise ValueError(f"invalid_gold={invalid_gold!r} (expected 'error' or 'drop_items')")
+    if invalid_gold not in INVALID_GOLD_POLICIES:
+        raise ValueError(
+            f"invalid_gold={invalid_gold!r} (expected {expected(INVALID_GOLD_POLICIES)})"
+        )
     ids, g_vals, p_vals, missing_ids, extra_ids = _join(gold, pred, missing=missing, extra=extra)
     if normalize is not None:
         _check_labels(g_vals, "gold", ids)

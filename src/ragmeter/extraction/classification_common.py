@@ -11,7 +11,9 @@ from typing import Any
 import numpy as np
 
 from ragmeter.errors import InputError
+from ragmeter.extraction.choices import EXTRA_POLICIES, MISSING_POLICIES
 from ragmeter.extraction.prf import mean
+from ragmeter.records.choices import expected
 
 _LIMIT = 20
 
@@ -104,10 +106,10 @@ def _join(
             f"{type(gold).__name__} and {type(pred).__name__}); items are joined by id, never "
             "by position"
         )
-    if missing not in ("error", "as_invalid"):
-        raise ValueError(f"missing={missing!r} (expected 'error' or 'as_invalid')")
-    if extra not in ("error", "ignore"):
-        raise ValueError(f"extra={extra!r} (expected 'error' or 'ignore')")
+    if missing not in MISSING_POLICIES:
+        raise ValueError(f"missing={missing!r} (expected {expected(MISSING_POLICIES)})")
+    if extra not in EXTRA_POLICIES:
+        raise ValueError(f"extra={extra!r} (expected {expected(EXTRA_POLICIES)})")
     keys = list(gold)
     if _all_strings(keys):
         ids = keys

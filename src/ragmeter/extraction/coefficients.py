@@ -15,8 +15,8 @@ from typing import Any, Literal
 import numpy as np
 
 from ragmeter.errors import InputError
-
-Level = Literal["nominal", "ordinal", "interval", "ratio"]
+from ragmeter.extraction.choices import LEVELS, Level
+from ragmeter.records.choices import expected
 
 __all__ = [
     "Level",
@@ -232,8 +232,8 @@ def krippendorff_alpha(
         raise InputError(
             "raters rated different numbers of items (expected raters × items, None for missing)"
         )
-    if level not in ("nominal", "ordinal", "interval", "ratio"):
-        raise ValueError(f"level={level!r} (expected nominal, ordinal, interval or ratio)")
+    if level not in LEVELS:
+        raise ValueError(f"level={level!r} (expected {expected(LEVELS, quote=False)})")
     values = [v for r in data for v in r if not _is_missing(v)]
     if level in ("interval", "ratio"):
         bad = [v for v in values if isinstance(v, bool) or not isinstance(v, numbers.Real)]

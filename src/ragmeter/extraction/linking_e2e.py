@@ -9,11 +9,23 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from ragmeter.errors import InputError
+from ragmeter.extraction.choices import (
+    EMPTY_DOCUMENTS,
+    LINK_MATCHES,
+    LINK_MATCHINGS,
+    LINK_SUBSETS,
+    UNKNOWN_DOCUMENTS,
+    EmptyDocuments,
+    LinkMatch,
+    LinkMatching,
+    LinkSubset,
+    UnknownDocuments,
+)
 from ragmeter.extraction.linking_inputs import _kb_set
 from ragmeter.extraction.matching import candidate_pairs, match
 from ragmeter.extraction.prf import mean, prf
@@ -248,11 +260,11 @@ def evaluate_e2e(
     gold: Corpus | Mapping[str, Sequence[Any]],
     pred: Corpus | Mapping[str, Sequence[Any]],
     *,
-    match: Literal["strong", "weak"] = "strong",
-    subset: Literal["all", "inkb", "ee", "gs_inkb"] = "all",
-    matching: Literal["optimal", "gerbil"] = "optimal",
-    empty_documents: Literal["perfect", "skip"] = "perfect",
-    unknown_documents: Literal["error", "ignore", "as_empty_gold"] = "error",
+    match: LinkMatch = "strong",
+    subset: LinkSubset = "all",
+    matching: LinkMatching = "optimal",
+    empty_documents: EmptyDocuments = "perfect",
+    unknown_documents: UnknownDocuments = "error",
     nil_id: str = NIL_ID,
 ) -> E2EReport:
     """End-to-end linking (spans + links) with GERBIL's counting rules.
@@ -275,11 +287,11 @@ def evaluate_e2e(
     (0.5, 1.0)
     """
     for name, value, allowed in (
-        ("match", match, ("strong", "weak")),
-        ("subset", subset, ("all", "inkb", "ee", "gs_inkb")),
-        ("matching", matching, ("optimal", "gerbil")),
-        ("empty_documents", empty_documents, ("perfect", "skip")),
-        ("unknown_documents", unknown_documents, ("error", "ignore", "as_empty_gold")),
+        ("match", match, LINK_MATCHES),
+        ("subset", subset, LINK_SUBSETS),
+        ("matching", matching, LINK_MATCHINGS),
+        ("empty_documents", empty_documents, EMPTY_DOCUMENTS),
+        ("unknown_documents", unknown_documents, UNKNOWN_DOCUMENTS),
     ):
         if value not in allowed:
             raise ValueError(f"{name}={value!r} (expected one of {', '.join(allowed)})")

@@ -15,6 +15,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ragmeter.errors import InputError
+from ragmeter.extraction.choices import ExtraPolicy, MissingPolicy
 from ragmeter.extraction.classification_common import (
     _averages,
     _finite,
@@ -108,8 +109,8 @@ def evaluate_multilabel(
     profile: str | HierarchyProfile | None = None,
     labels: Literal["present"] | Sequence[str] = "present",
     zero_division: float | str = 0.0,
-    missing: Literal["error", "as_invalid"] = "error",
-    extra: Literal["error", "ignore"] = "error",
+    missing: MissingPolicy = "error",
+    extra: ExtraPolicy = "error",
 ) -> MultiLabelReport:
     """Multi-label metrics on label sets, e.g. primary + secondary types
     (docs/extraction.md#type-classification).

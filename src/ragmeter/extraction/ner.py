@@ -21,16 +21,26 @@ and scores them with the same machinery.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
+from ragmeter.extraction.choices import (
+    EMPTY_DOCUMENTS,
+    NER_DUPLICATES,
+    UNKNOWN_DOCUMENTS,
+    EmptyDocuments,
+    NerDuplicates,
+    NerMode,
+    UnknownDocuments,
+)
 from ragmeter.extraction.columns import SpanTable
 from ragmeter.extraction.deprecated import deprecated_alias
 from ragmeter.extraction.ner_prepare import COUNT_KEYS, SCHEMAS, _prepare, _schemas
 from ragmeter.extraction.ner_report import NerReport
 from ragmeter.extraction.ner_scoring import _score
 from ragmeter.extraction.prf import check_zero_division
+from ragmeter.records.choices import OnMismatch, expected
 from ragmeter.records.errors import (
     TagSchemeError,
     TokenMismatchError,
@@ -55,11 +65,11 @@ def evaluate(
     schemas: Sequence[str] | str = SCHEMAS,
     vocabulary: Sequence[str] | None = None,
     min_overlap: float = 0.0,
-    duplicates: Literal["dedupe", "keep"] = "dedupe",
-    unknown_documents: Literal["error", "ignore", "as_empty_gold"] = "error",
+    duplicates: NerDuplicates = "dedupe",
+    unknown_documents: UnknownDocuments = "error",
     zero_division: float | str = 0.0,
-    empty_documents: Literal["perfect", "skip"] = "perfect",
-    on_offset_mismatch: Literal["error", "skip", "relocate"] = "error",
+    empty_documents: EmptyDocuments = "perfect",
+    on_offset_mismatch: OnMismatch = "error",
 ) -> NerReport:
     """Score predicted entity spans against gold, per document (docs/extraction.md#ner).
 
@@ -100,15 +110,16 @@ def evaluate(
     """
     schema_list = _schemas(schemas)
     zd = check_zero_division(zero_division)
-    if duplicates not in ("dedupe", "keep"):
-        raise ValueError(f"duplicates={duplicates!r} (expected 'dedupe' or 'keep')")
-    if unknown_documents not in ("error", "ignore", "as_empty_gold"):
+    if duplicates not in NER_DUPLICATES:
+        raise ValueError(f"duplicates={duplicates!r} (expected {expected(NER_DUPLICATES)})")
+    if unknown_documents not in UNKNOWN_DOCUMENTS:
         raise ValueError(
-            f"unknown_documents={unknown_documents!r} (expected 'error', 'ignore' or "
-            "'as_empty_gold')"
+            f"unknown_documents={unknown_documents!r} (expected {expected(UNKNOWN_DOCUMENTS)})"
         )
-    if empty_documents not in ("perfect", "skip"):
-        raise ValueError(f"empty_documents={empty_documents!r} (expected 'perfect' or 'skip')")
+    if empty_documents not in EMPTY_DOCUMENTS:
+        raise ValueError(
+            f"empty_documents={empty_documents!r} (expected {expected(EMPTY_DOCUMENTS)})"
+        )
     if not (0.0 <= float(min_overlap) <= 1.0):
         raise ValueError(f"min_overlap={min_overlap!r} (expected a fraction between 0 and 1)")
     vocab = set(vocabulary) if vocabulary is not None else None
@@ -182,7 +193,7 @@ def evaluate_tags(
     y_pred: Sequence[Sequence[str]],
     *,
     scheme: str = "IOB2",
-    mode: Literal["lenient", "strict"] = "lenient",
+    mode: NerMode = "lenient",
     doc_ids: Sequence[str] | None = None,
     strict_gold: bool = False,
     **options: Any,

@@ -11,15 +11,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from ragmeter.errors import InputError
+from ragmeter.records.choices import OFFSET_UNITS, OffsetUnit, expected
 
 __all__ = ["ConversionReport", "LoadReport", "OffsetConverter", "read_text_exact"]
-
-OffsetUnit = Literal["codepoint", "utf16", "utf8"]
 
 
 @dataclass
@@ -110,8 +109,8 @@ class OffsetConverter:
     """
 
     def __init__(self, text: str, unit: OffsetUnit = "codepoint") -> None:
-        if unit not in ("codepoint", "utf16", "utf8"):
-            raise ValueError(f"offset_unit={unit!r} (expected 'codepoint', 'utf16' or 'utf8')")
+        if unit not in OFFSET_UNITS:
+            raise ValueError(f"offset_unit={unit!r} (expected {expected(OFFSET_UNITS)})")
         self.unit = unit
         self._fn: Callable[[int], int]
         if unit == "codepoint" or text.isascii():

@@ -28,6 +28,7 @@ from typing import Any, Literal
 from ragmeter.errors import InputError
 from ragmeter.io.annotations import ConversionReport, LoadReport, OffsetConverter, read_text_exact
 from ragmeter.io.files import atomic_write
+from ragmeter.records.choices import DISCONTINUOUS, Discontinuous, OffsetUnit, OnMismatch, expected
 from ragmeter.records.kbids import canonical_kb_id
 from ragmeter.records.model import Corpus, Document, Span
 from ragmeter.records.validation import validate
@@ -194,10 +195,10 @@ def _doc_files(root: Path) -> list[tuple[str, Path, Path | None]]:
 def load_brat(
     root: str | os.PathLike[str],
     *,
-    offset_unit: Literal["codepoint", "utf16", "utf8"] = "codepoint",
-    discontinuous: Literal["span", "fragments", "error"] = "span",
+    offset_unit: OffsetUnit = "codepoint",
+    discontinuous: Discontinuous = "span",
     nil_attribute: str = "NIL",
-    on_offset_mismatch: Literal["error", "skip", "relocate"] = "error",
+    on_offset_mismatch: OnMismatch = "error",
     vocabulary: Any = None,
     role: Literal["gold", "pred"] = "gold",
 ) -> tuple[Corpus, LoadReport]:
@@ -208,10 +209,8 @@ def load_brat(
     span with ``fragments`` (``"span"``, listed), one span per fragment (``"fragments"``) or an
     error.
     """
-    if discontinuous not in ("span", "fragments", "error"):
-        raise ValueError(
-            f"discontinuous={discontinuous!r} (expected 'span', 'fragments' or 'error')"
-        )
+    if discontinuous not in DISCONTINUOUS:
+        raise ValueError(f"discontinuous={discontinuous!r} (expected {expected(DISCONTINUOUS)})")
     root_path = Path(os.fspath(root))
     report = LoadReport(path=str(root_path), format="brat")
     documents: dict[str, Document] = {}

@@ -17,7 +17,7 @@ from typing import Any
 from ragmeter.errors import UsageError
 from ragmeter.judge.config import HINT, HINT_EXTRA, JudgeConfig, RubricDef, resolve_config
 from ragmeter.judge.metrics._common import Options, Outcome, Part, Sample
-from ragmeter.judge.registry import FAMILIES, HEADLINE
+from ragmeter.judge.registry import HEADLINE, PIPELINE_OUTPUTS
 from ragmeter.judge.result import JudgeResult, build_result
 from ragmeter.judge.runtime import CallStats, Ctx, JudgeRuntime, Stop
 
@@ -87,7 +87,7 @@ def plan_metrics(metrics: Iterable[str], rubrics: Iterable[RubricDef] = ()) -> P
         for pipe in names:
             if pipe not in pipelines:
                 pipelines.append(pipe)
-                outputs[pipe] = FAMILIES.get(pipe, (pipe,))
+                outputs[pipe] = PIPELINE_OUTPUTS.get(pipe, (pipe,))
         requested.setdefault(canonical, name)
     if not pipelines:
         raise UsageError("no metrics given (use -m METRIC)", command="judge")

@@ -14,10 +14,11 @@ configuration.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ragmeter.registry import MetricDef, Param, ResolvedMetric, TaskDef
 
-__all__ = ["FAMILIES", "HEADLINE", "TASKS"]
+__all__ = ["HEADLINE", "PIPELINE_OUTPUTS", "TASKS"]
 
 _LLM = frozenset({"llm"})
 _LLM_EMB = frozenset({"llm", "embeddings"})
@@ -178,7 +179,7 @@ _METRICS = (
     ),
 )
 
-FAMILIES: dict[str, tuple[str, ...]] = {
+PIPELINE_OUTPUTS: dict[str, tuple[str, ...]] = {
     "answer_correctness": ("answer_correctness", "answer_recall", "answer_precision"),
     "faithfulness": ("faithfulness", "faithfulness_contradiction_rate"),
     "retrieval_answer": (
@@ -195,7 +196,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
 """Pipeline → the metric names it outputs (one set of calls gives all of them)."""
 
 HEADLINE: dict[str, str] = {
-    out: family for family, outs in FAMILIES.items() for out in outs
+    out: family for family, outs in PIPELINE_OUTPUTS.items() for out in outs
 }  # output name → pipeline
 for _name in (
     "answer_relevance",
@@ -229,3 +230,18 @@ TASKS = (
         spellings=("rubric:helpfulness",),
     ),
 )
+
+
+def __getattr__(name: str) -> Any:
+    # "families" also names the retrieval measure families (ragmeter.retrieval.measures); the
+    # judge pipelines and their outputs are PIPELINE_OUTPUTS, the old name warns
+    if name == "FAMILIES":
+        import warnings
+
+        warnings.warn(
+            "ragmeter.judge.registry.FAMILIES is deprecated: use PIPELINE_OUTPUTS",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return PIPELINE_OUTPUTS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

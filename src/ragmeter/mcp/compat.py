@@ -23,10 +23,10 @@ from ragmeter.mcp import progress
 from ragmeter.mcp.paths import shown_as
 from ragmeter.mcp.settings import Settings
 
-__all__ = ["FAMILIES", "CompatTools", "saved_name"]
+__all__ = ["TREC_FAMILIES", "CompatTools", "saved_name"]
 
 #: UltraRAG's retrieval metric families, in the order its ``evaluate_trec`` documents them.
-FAMILIES = ("mrr", "map", "recall", "ndcg", "precision")
+TREC_FAMILIES = ("mrr", "map", "recall", "ndcg", "precision")
 #: ``evaluate_trec_pvalue``'s default family order (UltraRAG's, with ``mrr`` really included).
 PVALUE_FAMILIES = ("recall", "ndcg", "precision", "map", "mrr")
 _TREC_NAME = {"mrr": "recip_rank", "map": "map", "ndcg": "ndcg_cut", "precision": "P"}
@@ -59,7 +59,7 @@ def _families(metrics: Sequence[str] | None, default: Sequence[str], tool: str) 
     for m in metrics:
         name = str(m).strip().lower()
         name = "mrr" if name == "recip_rank" else name
-        if name not in FAMILIES:
+        if name not in TREC_FAMILIES:
             raise UsageError(
                 f"{tool}: unknown metric {m!r} (expected mrr, map, recall, ndcg or precision; "
                 "the trec tool takes any trec_eval or ir_measures name)",
@@ -181,7 +181,7 @@ class CompatTools:
         save_path: also write eval_res to this JSON file (inside the server's roots).
         save_path_mode: timestamp (UltraRAG's <stem>_YYYYmmdd_HHMMSS.json) or exact.
         """
-        fams = _families(metrics, FAMILIES, "evaluate_trec")
+        fams = _families(metrics, TREC_FAMILIES, "evaluate_trec")
         cut = _cutoffs(ks, "evaluate_trec")
         target = self._target("evaluate_trec", save_path, save_path_mode) if save_path else None
         eval_res, result = trec_ultrarag(self.settings, run_path, qrels_path, fams, cut)
@@ -284,7 +284,7 @@ class CompatTools:
 def trec_ultrarag(
     settings: Settings, run_path: str, qrels_path: str, fams: Sequence[str], ks: Sequence[int]
 ) -> tuple[dict[str, float], Any]:
-    """``ragmeter trec -m FAMILIES --format ultrarag --ks KS`` as a dict, and the result."""
+    """``ragmeter trec -m TREC_FAMILIES --format ultrarag --ks KS`` as a dict, and the result."""
     from ragmeter.retrieval import evaluate as trec_evaluate
 
     run_file = settings.roots.resolve(run_path)
@@ -300,3 +300,18 @@ def _tests_done(done: int, total: int) -> None:
     """Between two significance tests: stop a cancelled call; the third step's share is done."""
     progress.check()
     progress.report(2 + done / total, 3, "randomization test")
+
+
+def __getattr__(name: str) -> Any:
+    # UltraRAG's evaluate_trec families, named beside PVALUE_FAMILIES; the bare name also
+    # names ragmeter's own retrieval measure families, the old name warns
+    if name == "FAMILIES":
+        import warnings
+
+        warnings.warn(
+            "ragmeter.mcp.compat.FAMILIES is deprecated: use TREC_FAMILIES",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return TREC_FAMILIES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ragmeter.records.choices import ON_OFFSET_MISMATCH, Duplicates, OnMismatch, expected
 from ragmeter.records.errors import (
     DuplicateSpanError,
     InvalidLabelError,
@@ -34,7 +35,6 @@ from ragmeter.records.model import Corpus, Span
 
 __all__ = ["Locator", "ValidationReport", "validate"]
 
-OnMismatch = Literal["error", "skip", "relocate"]
 Locator = Callable[[str, int], "tuple[str | None, int | None]"]
 """``(doc_id, index of the span in its document) -> (path, line)`` for error messages."""
 
@@ -130,7 +130,7 @@ def validate(
     vocabulary: Iterable[str] | None = None,
     on_offset_mismatch: OnMismatch = "error",
     role: Literal["gold", "pred"] = "gold",
-    duplicates: Literal["dedupe", "keep", "error"] | None = None,
+    duplicates: Duplicates | None = None,
     locate: Locator | None = None,
 ) -> ValidationReport:
     """Check ``corpus`` against rules V1–V6 of docs/extraction.md#data-model-and-validation.
@@ -157,9 +157,9 @@ def validate(
     ValidationReport
         With the corrected corpus in ``.corpus``.
     """
-    if on_offset_mismatch not in ("error", "skip", "relocate"):
+    if on_offset_mismatch not in ON_OFFSET_MISMATCH:
         raise ValueError(
-            f"on_offset_mismatch={on_offset_mismatch!r} (expected 'error', 'skip' or 'relocate')"
+            f"on_offset_mismatch={on_offset_mismatch!r} (expected {expected(ON_OFFSET_MISMATCH)})"
         )
     if role not in ("gold", "pred"):
         raise ValueError(f"role={role!r} (expected 'gold' or 'pred')")

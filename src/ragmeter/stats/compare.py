@@ -43,14 +43,14 @@ from ragmeter.stats.paired import (
     check_magnitude,
 )
 from ragmeter.stats.result import TestResult, versions
-from ragmeter.stats_choices import CI_METHODS, FAMILIES
+from ragmeter.stats_choices import CI_METHODS, CORRECTION_FAMILIES
 
 if TYPE_CHECKING:
     from ragmeter.result import Result
 
 # The report and its renderings live in ``compare_report``; their names stay importable here.
 __all__ = [
-    "FAMILIES",
+    "CORRECTION_FAMILIES",
     "LETTERS",
     "RANX_SUPERSCRIPTS",
     "RESERVED_NAMES",
@@ -204,8 +204,8 @@ def compare(
     corr = {"fdr_bh": "bh", "fdr_by": "by"}.get(corr, corr)
     if corr not in CORRECTIONS:
         raise ValueError(f"correction={correction!r} (expected one of {', '.join(CORRECTIONS)})")
-    if family not in FAMILIES:
-        raise ValueError(f"family={family!r} (expected one of {', '.join(FAMILIES)})")
+    if family not in CORRECTION_FAMILIES:
+        raise ValueError(f"family={family!r} (expected one of {', '.join(CORRECTION_FAMILIES)})")
     if missing not in MISSING_POLICIES:
         raise ValueError(f"missing={missing!r} (expected one of {', '.join(MISSING_POLICIES)})")
     a_level = check_alpha(alpha if alpha is not None else (0.01 if ranx_compat else 0.05))
@@ -419,3 +419,17 @@ def _run_tests(
         out[key] = paired_test(p, test=test, **options)
         tick()
     return out
+
+
+def __getattr__(name: str) -> Any:
+    # the old name of CORRECTION_FAMILIES warns (it also names the retrieval measure families)
+    if name == "FAMILIES":
+        import warnings
+
+        warnings.warn(
+            "ragmeter.stats.compare.FAMILIES is deprecated: use CORRECTION_FAMILIES",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return CORRECTION_FAMILIES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

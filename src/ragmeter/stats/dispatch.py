@@ -8,8 +8,8 @@ from ragmeter.stats.result import TestResult
 from ragmeter.stats_choices import (
     ALTERNATIVES,
     CI_METHODS,
+    CORRECTION_FAMILIES,
     CORRECTIONS,
-    FAMILIES,
     MISSING_POLICIES,
     TESTS,
     TWO_SIDED,
@@ -21,7 +21,7 @@ __all__ = [
     "ALTERNATIVES",
     "CI_METHODS",
     "CORRECTIONS",
-    "FAMILIES",
+    "CORRECTION_FAMILIES",
     "MISSING_POLICIES",
     "TESTS",
     "TWO_SIDED",
@@ -71,3 +71,17 @@ def paired_test(
     else:
         from ragmeter.stats.bootstrap import bootstrap_test as fn
     return fn(a, b, **options)
+
+
+def __getattr__(name: str) -> Any:
+    # the old name of CORRECTION_FAMILIES warns (it also names the retrieval measure families)
+    if name == "FAMILIES":
+        import warnings
+
+        warnings.warn(
+            "ragmeter.stats.dispatch.FAMILIES is deprecated: use CORRECTION_FAMILIES",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return CORRECTION_FAMILIES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,6 +14,7 @@ import typer
 
 from ragmeter.cli.extraction.common import (
     _FORMATS,
+    _alts,
     _choice,
     _console,
     _emit_json,
@@ -24,6 +25,7 @@ from ragmeter.cli.extraction.common import (
     _write_output,
 )
 from ragmeter.errors import InputError, UsageError
+from ragmeter.extraction.choices import LEVELS
 from ragmeter.io.unannotated import drop_unannotated
 
 
@@ -33,9 +35,7 @@ def register(app: typer.Typer) -> None:
         files: list[str] = typer.Argument(  # noqa: B008 - typer's declaration style
             ..., help="One file (or BRAT folder) per annotator."
         ),
-        level: str = typer.Option(
-            "nominal", "--level", help="nominal | ordinal | interval | ratio (label files)."
-        ),
+        level: str = typer.Option("nominal", "--level", help=f"{_alts(LEVELS)} (label files)."),
         fmt: str = typer.Option(
             None,
             "--format",
@@ -61,7 +61,7 @@ def register(app: typer.Typer) -> None:
         cmd = "agreement"
         if len(files) < 2:
             raise UsageError("needs at least two annotators' files", command=cmd)
-        _choice(cmd, "--level", level, ("nominal", "ordinal", "interval", "ratio"))
+        _choice(cmd, "--level", level, LEVELS)
         ann_names = _split(names) or [Path(f).stem or f for f in files]
         if len(ann_names) != len(files) or len(set(ann_names)) != len(ann_names):
             raise UsageError("--names must give one distinct name per file", command=cmd)

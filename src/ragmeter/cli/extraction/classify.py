@@ -13,6 +13,7 @@ from typing import Any
 import typer
 
 from ragmeter.cli.extraction.common import (
+    _alts,
     _choice,
     _console,
     _emit_json,
@@ -24,6 +25,7 @@ from ragmeter.cli.extraction.common import (
     _zero_division,
 )
 from ragmeter.errors import InputError, UsageError
+from ragmeter.extraction.choices import EXTRA_POLICIES, INVALID_GOLD_POLICIES, MISSING_POLICIES
 
 
 def register(app: typer.Typer) -> None:
@@ -44,12 +46,14 @@ def register(app: typer.Typer) -> None:
         ),
         zero_division: str = typer.Option("0", "--zero-division", help="0 | 1 | nan | warn."),
         missing: str = typer.Option(
-            "error", "--missing", help="Gold items without prediction: error | as_invalid."
+            "error", "--missing", help=f"Gold items without prediction: {_alts(MISSING_POLICIES)}."
         ),
         extra: str = typer.Option(
-            "error", "--extra", help="Predictions for unknown items: error | ignore."
+            "error", "--extra", help=f"Predictions for unknown items: {_alts(EXTRA_POLICIES)}."
         ),
-        invalid_gold: str = typer.Option("error", "--invalid-gold", help="error | drop_items."),
+        invalid_gold: str = typer.Option(
+            "error", "--invalid-gold", help=f"{_alts(INVALID_GOLD_POLICIES)}."
+        ),
         top_k: int = typer.Option(10, "--top-k", help="Number of top confusions."),
         level: int = typer.Option(1, "--level", help="Hierarchy level of category accuracy."),
         multilabel: bool = typer.Option(
@@ -88,9 +92,9 @@ def register(app: typer.Typer) -> None:
             if not label_set:
                 raise UsageError("--labels is empty", command=cmd)
         for opt, val, allowed in (
-            ("--missing", missing, ("error", "as_invalid")),
-            ("--extra", extra, ("error", "ignore")),
-            ("--invalid-gold", invalid_gold, ("error", "drop_items")),
+            ("--missing", missing, MISSING_POLICIES),
+            ("--extra", extra, EXTRA_POLICIES),
+            ("--invalid-gold", invalid_gold, INVALID_GOLD_POLICIES),
         ):
             _choice(cmd, opt, val, allowed)
         if top_k < 0 or level < 1:

@@ -51,6 +51,11 @@ def _split(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
 
 
+def _alts(allowed: tuple[str, ...]) -> str:
+    """The choices as the option help lists them: ``a | b | c``."""
+    return " | ".join(allowed)
+
+
 def _choice(command: str, option: str, value: str, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
         raise UsageError(f"{option} '{value}' is not one of {', '.join(allowed)}", command=command)

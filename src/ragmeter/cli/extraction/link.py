@@ -8,6 +8,7 @@ from __future__ import annotations
 import typer
 
 from ragmeter.cli.extraction.common import (
+    _alts,
     _choice,
     _console,
     _detect_format,
@@ -20,6 +21,7 @@ from ragmeter.cli.extraction.common import (
     _zero_division,
 )
 from ragmeter.errors import UsageError
+from ragmeter.extraction.choices import EMPTY_DOCUMENTS, LINK_MATCHES, LINK_MATCHINGS, LINK_SUBSETS
 from ragmeter.io.unannotated import drop_unannotated
 
 
@@ -44,11 +46,13 @@ def register(app: typer.Typer) -> None:
             help="End-to-end (spans + links): GOLD and PRED are BRAT or heritage corpora.",
         ),
         fmt: str = typer.Option(None, "--format", "-f", help="--e2e input: brat | heritage."),
-        match: str = typer.Option("strong", "--match", help="--e2e: strong | weak."),
-        subset: str = typer.Option("all", "--subset", help="--e2e: all | inkb | ee | gs_inkb."),
-        matching: str = typer.Option("optimal", "--matching", help="--e2e: optimal | gerbil."),
+        match: str = typer.Option("strong", "--match", help=f"--e2e: {_alts(LINK_MATCHES)}."),
+        subset: str = typer.Option("all", "--subset", help=f"--e2e: {_alts(LINK_SUBSETS)}."),
+        matching: str = typer.Option(
+            "optimal", "--matching", help=f"--e2e: {_alts(LINK_MATCHINGS)}."
+        ),
         empty_documents: str = typer.Option(
-            "perfect", "--empty-documents", help="--e2e: perfect | skip."
+            "perfect", "--empty-documents", help=f"--e2e: {_alts(EMPTY_DOCUMENTS)}."
         ),
         mapping: str = typer.Option(
             None, "--mapping", help="Cross-KB check of PRED identifiers against this mapping file."
@@ -69,10 +73,10 @@ def register(app: typer.Typer) -> None:
         zd = _zero_division(cmd, zero_division)
         if e2e:
             for opt, val, allowed in (
-                ("--match", match, ("strong", "weak")),
-                ("--subset", subset, ("all", "inkb", "ee", "gs_inkb")),
-                ("--matching", matching, ("optimal", "gerbil")),
-                ("--empty-documents", empty_documents, ("perfect", "skip")),
+                ("--match", match, LINK_MATCHES),
+                ("--subset", subset, LINK_SUBSETS),
+                ("--matching", matching, LINK_MATCHINGS),
+                ("--empty-documents", empty_documents, EMPTY_DOCUMENTS),
             ):
                 _choice(cmd, opt, val, allowed)
             fmt_ = (

@@ -11,6 +11,7 @@ import typer
 
 from ragmeter.cli.extraction.common import (
     _FORMATS,
+    _alts,
     _choice,
     _console,
     _detect_format,
@@ -23,7 +24,14 @@ from ragmeter.cli.extraction.common import (
     _zero_division,
 )
 from ragmeter.errors import UsageError
+from ragmeter.extraction.choices import (
+    EMPTY_DOCUMENTS,
+    NER_DUPLICATES,
+    NER_MODES,
+    UNKNOWN_DOCUMENTS,
+)
 from ragmeter.io.unannotated import drop_unannotated
+from ragmeter.records.choices import DISCONTINUOUS, OFFSET_UNITS, ON_OFFSET_MISMATCH
 
 
 def register(app: typer.Typer) -> None:
@@ -52,25 +60,25 @@ def register(app: typer.Typer) -> None:
             0.0, "--min-overlap", help="Minimum |g∩p|/|g| for an overlap (0-1)."
         ),
         duplicates: str = typer.Option(
-            "dedupe", "--duplicates", help="dedupe | keep (extra copies are SPU)."
+            "dedupe", "--duplicates", help=f"{_alts(NER_DUPLICATES)} (extra copies are SPU)."
         ),
         unknown_documents: str = typer.Option(
-            "error", "--unknown-documents", help="error | ignore | as_empty_gold."
+            "error", "--unknown-documents", help=f"{_alts(UNKNOWN_DOCUMENTS)}."
         ),
         zero_division: str = typer.Option("0", "--zero-division", help="0 | 1 | warn."),
         empty_documents: str = typer.Option(
-            "perfect", "--empty-documents", help="perfect | skip (macro over documents)."
+            "perfect", "--empty-documents", help=f"{_alts(EMPTY_DOCUMENTS)} (macro over documents)."
         ),
         on_offset_mismatch: str = typer.Option(
-            "error", "--on-offset-mismatch", help="error | skip | relocate."
+            "error", "--on-offset-mismatch", help=f"{_alts(ON_OFFSET_MISMATCH)}."
         ),
         discontinuous: str = typer.Option(
-            "span", "--discontinuous", help="BRAT: span | fragments | error."
+            "span", "--discontinuous", help=f"BRAT: {_alts(DISCONTINUOUS)}."
         ),
         offset_unit: str = typer.Option(
             "codepoint",
             "--offset-unit",
-            help="Offsets of BRAT and heritage JSON: codepoint | utf16 | utf8.",
+            help=f"Offsets of BRAT and heritage JSON: {_alts(OFFSET_UNITS)}.",
         ),
         profile: str = typer.Option(
             None,
@@ -93,13 +101,13 @@ def register(app: typer.Typer) -> None:
         cmd = "ner"
         fmt_ = _choice(cmd, "--format", fmt, _FORMATS) if fmt else _detect_format(gold)
         for opt, val, allowed in (
-            ("--mode", mode, ("lenient", "strict")),
-            ("--duplicates", duplicates, ("dedupe", "keep")),
-            ("--unknown-documents", unknown_documents, ("error", "ignore", "as_empty_gold")),
-            ("--empty-documents", empty_documents, ("perfect", "skip")),
-            ("--on-offset-mismatch", on_offset_mismatch, ("error", "skip", "relocate")),
-            ("--discontinuous", discontinuous, ("span", "fragments", "error")),
-            ("--offset-unit", offset_unit, ("codepoint", "utf16", "utf8")),
+            ("--mode", mode, NER_MODES),
+            ("--duplicates", duplicates, NER_DUPLICATES),
+            ("--unknown-documents", unknown_documents, UNKNOWN_DOCUMENTS),
+            ("--empty-documents", empty_documents, EMPTY_DOCUMENTS),
+            ("--on-offset-mismatch", on_offset_mismatch, ON_OFFSET_MISMATCH),
+            ("--discontinuous", discontinuous, DISCONTINUOUS),
+            ("--offset-unit", offset_unit, OFFSET_UNITS),
         ):
             _choice(cmd, opt, val, allowed)
         from ragmeter.extraction.ner import _schemas

@@ -1,8 +1,8 @@
 """The metrics of docs/judge.md: pure formulas plus the LLM pipelines that feed them.
 
 Each pipeline is ``async (runtime, sample, ctx, options) -> Outcome``; :data:`PIPELINES` maps a
-pipeline name (the family of :data:`ragmeter.judge.registry.FAMILIES`, or the metric itself) to
-it. The pure formulas (``claims_scores``, ``average_precision``, ``entity_recall``, …) are plain
+pipeline name (a key of :data:`ragmeter.judge.registry.PIPELINE_OUTPUTS`, or the metric itself)
+to it. The pure formulas (``claims_scores``, ``average_precision``, ``entity_recall``, …) are plain
 functions with doctested examples.
 """
 
