@@ -18,6 +18,7 @@ import contextlib
 import hashlib
 import json
 import re
+import sys
 import threading
 import time
 from collections import Counter
@@ -376,6 +377,17 @@ def builtin_scenario(name: str, req: Request, server: FakeOpenAI) -> Reply | Non
     return None
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hangs up mid-request (a judge stopping at a fatal 401 drops its other
+    calls) is normal here, and so is the socket error it causes; socketserver would print its
+    traceback to ``sys.stderr``, which the in-process CLI tests capture as the command's own
+    error output."""
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        if not isinstance(sys.exc_info()[1], OSError):  # reset, broken pipe, timeout
+            super().handle_error(request, client_address)  # type: ignore[arg-type]
+
+
 class FakeOpenAI:
     """The server object: start it once, then script, inspect and reset it per test."""
 
@@ -406,7 +418,7 @@ class FakeOpenAI:
         class Handler(_Handler):
             fake = server
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.httpd = _QuietServer(("127.0.0.1", port), Handler)
         self.httpd.daemon_threads = True
         t = threading.Thread(target=self.httpd.serve_forever, name="fake-openai", daemon=True)
         t.start()
