@@ -8,7 +8,9 @@ them beside the tests they configure.
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
+
+from ragmeter.warnings import renamed_attributes
 
 __all__ = [
     "ALTERNATIVES",
@@ -48,16 +50,5 @@ SPLIT_METHODS = ("group_multifactor", "iterstrat", "sklearn_group")
 """Methods of :func:`ragmeter.stats.datasets.split` (the first is the default)."""
 
 
-def __getattr__(name: str) -> Any:
-    # "families" also names the retrieval measure families (ragmeter.retrieval.measures); the
-    # families a correction runs over are CORRECTION_FAMILIES, the old name warns
-    if name == "FAMILIES":
-        import warnings
-
-        warnings.warn(
-            "ragmeter.stats_choices.FAMILIES is deprecated: use CORRECTION_FAMILIES",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return CORRECTION_FAMILIES
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# "families" also names the retrieval measure families; corrections run over CORRECTION_FAMILIES
+__getattr__ = renamed_attributes(__name__, {"FAMILIES": "CORRECTION_FAMILIES"}, globals())

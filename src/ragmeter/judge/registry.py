@@ -14,9 +14,9 @@ configuration.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ragmeter.registry import MetricDef, Param, ResolvedMetric, TaskDef
+from ragmeter.warnings import renamed_attributes
 
 __all__ = ["HEADLINE", "PIPELINE_OUTPUTS", "TASKS"]
 
@@ -232,16 +232,5 @@ TASKS = (
 )
 
 
-def __getattr__(name: str) -> Any:
-    # "families" also names the retrieval measure families (ragmeter.retrieval.measures); the
-    # judge pipelines and their outputs are PIPELINE_OUTPUTS, the old name warns
-    if name == "FAMILIES":
-        import warnings
-
-        warnings.warn(
-            "ragmeter.judge.registry.FAMILIES is deprecated: use PIPELINE_OUTPUTS",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return PIPELINE_OUTPUTS
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# "families" also names the retrieval measure families; the judge pipelines are PIPELINE_OUTPUTS
+__getattr__ = renamed_attributes(__name__, {"FAMILIES": "PIPELINE_OUTPUTS"}, globals())

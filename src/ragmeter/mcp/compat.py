@@ -22,6 +22,7 @@ from ragmeter.errors import UsageError
 from ragmeter.mcp import progress
 from ragmeter.mcp.paths import shown_as
 from ragmeter.mcp.settings import Settings
+from ragmeter.warnings import renamed_attributes
 
 __all__ = ["TREC_FAMILIES", "CompatTools", "saved_name"]
 
@@ -302,16 +303,6 @@ def _tests_done(done: int, total: int) -> None:
     progress.report(2 + done / total, 3, "randomization test")
 
 
-def __getattr__(name: str) -> Any:
-    # UltraRAG's evaluate_trec families, named beside PVALUE_FAMILIES; the bare name also
-    # names ragmeter's own retrieval measure families, the old name warns
-    if name == "FAMILIES":
-        import warnings
-
-        warnings.warn(
-            "ragmeter.mcp.compat.FAMILIES is deprecated: use TREC_FAMILIES",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return TREC_FAMILIES
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# UltraRAG's evaluate_trec families, beside PVALUE_FAMILIES; the bare name also names ragmeter's
+# own retrieval measure families
+__getattr__ = renamed_attributes(__name__, {"FAMILIES": "TREC_FAMILIES"}, globals())

@@ -21,6 +21,7 @@ from typing import Any
 
 from ragmeter.errors import UsageError
 from ragmeter.result import Aggregate
+from ragmeter.warnings import renamed_attributes
 
 __all__ = [
     "GATE_PROFILES",
@@ -96,19 +97,8 @@ GATE_PROFILES: Mapping[str, tuple[tuple[str, str, float], ...]] = _Profiles(
 """Built-in gate profiles: (kind, task.metric, threshold)."""
 
 
-def __getattr__(name: str) -> Any:
-    # "profile" also names the answer-normalisation profiles (ragmeter.answers.PROFILES) and the
-    # extraction hierarchy profiles; the gate profiles are GATE_PROFILES, the old name warns
-    if name == "PROFILES":
-        import warnings
-
-        warnings.warn(
-            "ragmeter.runner.gates.PROFILES is deprecated: use GATE_PROFILES",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return GATE_PROFILES
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# "profile" also names the answer-normalisation and extraction hierarchy profiles
+__getattr__ = renamed_attributes(__name__, {"PROFILES": "GATE_PROFILES"}, globals())
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ from ragmeter.stats.paired import (
 )
 from ragmeter.stats.result import TestResult, versions
 from ragmeter.stats_choices import CI_METHODS, CORRECTION_FAMILIES
+from ragmeter.warnings import renamed_attributes
 
 if TYPE_CHECKING:
     from ragmeter.result import Result
@@ -421,15 +422,5 @@ def _run_tests(
     return out
 
 
-def __getattr__(name: str) -> Any:
-    # the old name of CORRECTION_FAMILIES warns (it also names the retrieval measure families)
-    if name == "FAMILIES":
-        import warnings
-
-        warnings.warn(
-            "ragmeter.stats.compare.FAMILIES is deprecated: use CORRECTION_FAMILIES",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return CORRECTION_FAMILIES
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# the old name of CORRECTION_FAMILIES warns (it also names the retrieval measure families)
+__getattr__ = renamed_attributes(__name__, {"FAMILIES": "CORRECTION_FAMILIES"}, globals())

@@ -14,6 +14,7 @@ from ragmeter.stats_choices import (
     TESTS,
     TWO_SIDED,
 )
+from ragmeter.warnings import renamed_attributes
 
 # the option choices are declared in ragmeter.stats_choices (light enough for the command line)
 # and exposed here beside the tests they configure
@@ -73,15 +74,5 @@ def paired_test(
     return fn(a, b, **options)
 
 
-def __getattr__(name: str) -> Any:
-    # the old name of CORRECTION_FAMILIES warns (it also names the retrieval measure families)
-    if name == "FAMILIES":
-        import warnings
-
-        warnings.warn(
-            "ragmeter.stats.dispatch.FAMILIES is deprecated: use CORRECTION_FAMILIES",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return CORRECTION_FAMILIES
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# the old name of CORRECTION_FAMILIES warns (it also names the retrieval measure families)
+__getattr__ = renamed_attributes(__name__, {"FAMILIES": "CORRECTION_FAMILIES"}, globals())
