@@ -118,16 +118,11 @@ def _join_codes(
     pos = np.minimum(np.searchsorted(index.doc_codes, c), max(index.doc_codes.size - 1, 0))
     ok = index.doc_codes[pos] == c if index.doc_codes.size else np.zeros(c.size, bool)
     cand, pos = cand[ok], pos[ok]
-    # equal packed codes are equal ids; a fingerprint on either side is checked on the bytes
-    check = np.flatnonzero(~(exact[cand] & index.doc_fit[pos]))
-    if check.size:
-        mine = take_rows(run.docno, cand[check])
-        theirs = take_ids(index.doc_values, index.doc_code_index[pos[check]])
-        same = same_ids(mine, theirs)
-        if not same.all():
-            keep = np.ones(cand.size, dtype=bool)
-            keep[check[~same]] = False
-            cand, pos = cand[keep], pos[keep]
+    keep = _same_bytes(
+        run, index, cand, exact[cand] & index.doc_fit[pos], index.doc_code_index, pos
+    )
+    if keep is not None:
+        cand, pos = cand[keep], pos[keep]
     return cand, index.doc_code_index[pos].astype(np.int64), None
 
 
@@ -153,17 +148,32 @@ def _match_pairs(
     q = remap[qcodes[cand]] if remap.size else qcodes[cand]
     ok = (index.line_q[line] == q) & (index.line_code[line] == codes[cand])
     cand, line = cand[ok], line[ok]
-    # equal packed codes are equal ids; a fingerprint on either side is checked on the bytes
-    check = np.flatnonzero(~(exact[cand] & index.line_fit[line]))
-    if check.size:
-        mine = take_rows(run.docno, cand[check])
-        theirs = take_ids(index.doc_values, index.line_doc[line[check]])
-        same = same_ids(mine, theirs)
-        if not same.all():
-            keep = np.ones(cand.size, dtype=bool)
-            keep[check[~same]] = False
-            cand, line = cand[keep], line[keep]
+    keep = _same_bytes(run, index, cand, exact[cand] & index.line_fit[line], index.line_doc, line)
+    if keep is not None:
+        cand, line = cand[keep], line[keep]
     return cand, index.line_doc[line], line
+
+
+def _same_bytes(
+    run: Run,
+    index: QrelsIndex,
+    cand: np.ndarray,
+    exact: np.ndarray,
+    docs: np.ndarray,
+    at: np.ndarray,
+) -> np.ndarray | None:
+    """Which candidate matches hold on the bytes (``None``: all of them). Equal packed codes are
+    equal ids; where either side is a fingerprint (``exact`` false) the run's docno bytes are
+    compared with the judged document's, ``docs[at]``."""
+    check = np.flatnonzero(~exact)
+    if not check.size:
+        return None
+    same = same_ids(take_rows(run.docno, cand[check]), take_ids(index.doc_values, docs[at[check]]))
+    if same.all():
+        return None
+    keep = np.ones(cand.size, dtype=bool)
+    keep[check[~same]] = False
+    return keep
 
 
 def _join_bytes(run: Run, index: QrelsIndex) -> tuple[np.ndarray, np.ndarray]:
