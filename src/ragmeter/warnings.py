@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["RagmeterWarning", "renamed_attributes", "warn"]
+__all__ = ["RagmeterWarning", "renamed_attributes", "show_warning", "warn"]
 
 
 class RagmeterWarning(UserWarning):
@@ -41,3 +42,17 @@ def renamed_attributes(
         return namespace[new]
 
     return __getattr__
+
+
+def show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    """A :data:`warnings.showwarning` for the commands: one line of ragmeter's on stderr, not
+    Python's two lines pointing into a library (docs/conventions.md)."""
+    text = " ".join(str(message).split())
+    print(f"ragmeter: warning: {text}", file=sys.stderr)

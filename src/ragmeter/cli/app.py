@@ -17,6 +17,7 @@ import typer
 from ragmeter._version import __version__
 from ragmeter.cli.guard import guard_outputs
 from ragmeter.errors import RagmeterError
+from ragmeter.warnings import show_warning
 
 COMMAND_MODULES = (
     "ragmeter.cli.trec",
@@ -97,7 +98,7 @@ def run(argv: list[str]) -> int:
     with warnings.catch_warnings():
         # a warning raised inside a command is located in typer's dispatcher by Python's default
         # display (two lines, a path into site-packages): show it as one line of ours instead
-        warnings.showwarning = _show_warning
+        warnings.showwarning = show_warning
         command = typer.main.get_command(build_app())
         tidy_help(command)
         try:
@@ -131,18 +132,6 @@ def usage_line(exc: Any) -> str:
     where = exc.ctx.command_path if exc.ctx is not None else "ragmeter"
     message = " ".join(exc.format_message().split()).rstrip(".")
     return f"{where}: {message} (see '{where} --help')"
-
-
-def _show_warning(
-    message: Warning | str,
-    category: type[Warning],
-    filename: str,
-    lineno: int,
-    file: Any = None,
-    line: str | None = None,
-) -> None:
-    text = " ".join(str(message).split())
-    print(f"ragmeter: warning: {text}", file=sys.stderr)
 
 
 def tidy_help(command: Any) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ragmeter.errors import RagmeterError, UsageError
+from ragmeter.warnings import show_warning
 
 __all__ = ["HELP", "main"]
 
@@ -122,7 +123,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str]) -> int:
     """Run ``ragmeter mcp ARGV`` and return the exit status (0, 2 for bad usage, 130)."""
     with warnings.catch_warnings():
-        warnings.showwarning = _show_warning
+        warnings.showwarning = show_warning
         try:
             try:
                 args = parser().parse_args(list(argv))
@@ -217,16 +218,3 @@ def _judge_cap(settings: Any, flag: float | None) -> float:
     tasks = settings.config_data().get("tasks", {}) or {}
     judge = (tasks.get("judge") or {}) if isinstance(tasks, dict) else {}
     return float(judge.get("max_cost_usd", 0.0) or 0.0)
-
-
-def _show_warning(
-    message: Warning | str,
-    category: type[Warning],
-    filename: str,
-    lineno: int,
-    file: Any = None,
-    line: str | None = None,
-) -> None:
-    """A warning as one line of ours, as the typer app shows them (docs/conventions.md)."""
-    text = " ".join(str(message).split())
-    print(f"ragmeter: warning: {text}", file=sys.stderr)
