@@ -49,13 +49,13 @@ $(ORACLE_VENV)/.installed:
 oracle: $(ORACLE_VENV)/.installed
 
 # ragmeter mcp supports mcp 1.x too (UltraRAG's fastmcp pins mcp<2): tests/mcp run again in a
-# small git-ignored venv with the core, mcp 1.24 (the floor), pytest and openai (the judge tool's
-# tests talk to a fake OpenAI-compatible server on loopback).
+# small git-ignored venv with the core, mcp 1.24 (the floor), pytest, pytest-timeout and openai
+# (the judge tool's tests talk to a fake OpenAI-compatible server on loopback).
 MCP1_VENV := .venv-mcp1
 $(MCP1_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(MCP1_VENV)
 	$(MCP1_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
-	  -e . 'mcp==1.24.*' 'openai>=1.40,<4' pytest hypothesis
+	  -e . 'mcp==1.24.*' 'openai>=1.40,<4' pytest pytest-timeout hypothesis
 	touch $@
 
 test-mcp-compat: $(MCP1_VENV)/.installed
@@ -98,12 +98,13 @@ test: $(VENV)/.dev-installed $(ORACLE_VENV)/.installed bytecode
 	$(MAKE) --no-print-directory -j2 --output-sync=target compat
 
 # Compatibility at both ends of Requires-Python: for each version, a small venv with the core
-# dependencies, pytest and hypothesis only (no torch: about a minute to build, reused until
-# pyproject.toml changes) imports every ragmeter.cli module with warnings as errors (3.12 warns
-# about what 3.14 refuses) and runs a fast subset of the suite that needs nothing optional.
-# Without the interpreter the check is skipped with a line; in CI (RAGMETER_REQUIRE_SYSTEM_DEPS=1)
-# that is a failure. `make test` runs the two versions side by side (-j2): building the venvs
-# waits on downloads and the subset mostly on subprocesses, so they overlap well on two cores.
+# dependencies, pytest, pytest-timeout and hypothesis only (no torch: about a minute to build,
+# reused until pyproject.toml changes) imports every ragmeter.cli module with warnings as errors
+# (3.12 warns about what 3.14 refuses) and runs a fast subset of the suite that needs nothing
+# optional. Without the interpreter the check is skipped with a line; in CI
+# (RAGMETER_REQUIRE_SYSTEM_DEPS=1) that is a failure. `make test` runs the two versions side by
+# side (-j2): building the venvs waits on downloads and the subset mostly on subprocesses, so they
+# overlap well on two cores.
 COMPAT_PYTHONS ?= 3.10 3.13
 COMPAT_TESTS := tests/foundation tests/runner/test_config.py tests/runner/test_hostile_yaml.py \
   tests/runner/test_gates.py tests/runner/test_gold.py tests/runner/test_outputs.py \
@@ -129,7 +130,7 @@ compat-%:
 	  rm -rf $$venv && $$py -m venv $$venv && \
 	  $$venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip && \
 	  $$venv/bin/python -m pip install --quiet --disable-pip-version-check -e . \
-	    pytest hypothesis && touch $$venv/.installed || exit 1; \
+	    pytest pytest-timeout hypothesis && touch $$venv/.installed || exit 1; \
 	fi; \
 	echo "compat $*: $$py"; \
 	$$venv/bin/python -W error -c '$(IMPORT_CLI)' && \

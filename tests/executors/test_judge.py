@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter.judge.coordinator import JudgeCoordinator
+from ragmeter.judge.coordinator import POLL_S, JudgeCoordinator
 from tests.helpers import invoke
 from tests.judge.fake_openai import SENTINEL_KEY, FakeOpenAI
 from tests.judge.test_cli import samples, write_jsonl
@@ -202,6 +202,36 @@ def test_coordinator_tokens_slots_budget_and_single_flight():
     assert [co.claim("k"), co.claim("k"), co.busy("k")] == [True, False, True]
     co.sent("k")
     assert (co.busy("k"), co.claim("k")) == (False, True)
+
+
+def test_slots_and_claims_of_a_dead_worker_expire_after_the_lease():
+    """A worker that dies mid-call never gives back its slot or its claim: after the lease
+    (a call's deadline) both count as given back, so the other workers go on."""
+    clock = Clock()
+    co = JudgeCoordinator(concurrency=1, lease_s=60, clock=clock)
+    assert co.begin(0) == 0.0 and co.claim("k")  # then the worker holding both dies
+    clock.t += 59
+    assert (co.begin(0), co.busy("k"), co.claim("k")) == (POLL_S, True, False)
+    clock.t += 1
+    assert (co.busy("k"), co.claim("k")) == (False, True)  # taken over by the caller
+    assert co.begin(0) == 0.0
+    assert (co.in_flight, co.report()["max_in_flight"]) == (1, 1)
+
+
+def test_a_coordinator_that_does_not_answer_is_one_error(monkeypatch):
+    import ragmeter.judge.coordinator as coordinator
+    from ragmeter.errors import RagmeterError
+
+    class Silent:  # an actor handle whose worker is gone: its futures never resolve
+        def ping(self):
+            return self
+
+        def result(self, timeout=None):
+            assert timeout == coordinator.REMOTE_TIMEOUT_S
+            raise TimeoutError
+
+    with pytest.raises(RagmeterError, match=r"did not answer within 120 s .*to resume$"):
+        coordinator.Shared(Silent())
 
 
 def test_shared_limiter_waits_for_a_free_slot():

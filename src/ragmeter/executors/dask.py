@@ -21,6 +21,7 @@ from ragmeter.executors.settings import ExecutorSettings
 
 CHECKED_PACKAGES = ("ragmeter", "numpy", "pyarrow", "scipy")
 CONNECT_TIMEOUT = 10  # seconds to reach an existing scheduler
+COORDINATOR_TIMEOUT = 120  # seconds for a worker to start the judge coordinator
 MAIN_GUARD_HINT = (
     "starting Dask workers failed; call ragmeter from inside "
     "\"if __name__ == '__main__':\" in scripts"
@@ -236,7 +237,7 @@ class DaskExecutor:
     def judge_coordinator(self, config: Any) -> Any:
         """One :class:`~ragmeter.judge.coordinator.JudgeCoordinator` for the run, as a Dask
         actor on one worker (actor calls run on their own thread there, beside the shards)."""
-        from ragmeter.judge.coordinator import JudgeCoordinator
+        from ragmeter.judge.coordinator import TIMEOUTS, JudgeCoordinator
 
         workers = sorted(self.client.scheduler_info().get("workers", {}))
         future = self.client.submit(
@@ -245,12 +246,22 @@ class DaskExecutor:
             tpm=config.tpm,
             concurrency=config.concurrency,
             max_cost_usd=config.max_cost_usd,
+            # no call holds a slot or a claim past its deadline; a dead worker's do expire
+            lease_s=config.deadline_s + 60.0,
             actor=True,
+            # a preference, not a pin: the first worker may have left since it was listed
             workers=workers[:1] or None,
+            allow_other_workers=True,
             key=f"ragmeter-judge-coordinator-{os.getpid()}-{id(config)}",
         )
         self._actors.append(future)
-        return future.result()
+        try:
+            return future.result(timeout=COORDINATOR_TIMEOUT)
+        except TIMEOUTS:
+            raise self._error(
+                f"the judge coordinator did not start on the cluster within "
+                f"{COORDINATOR_TIMEOUT} s (expected a worker to take it)"
+            ) from None
 
     def describe(self) -> dict[str, Any]:
         import distributed

@@ -24,12 +24,18 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ragmeter.errors import RagmeterError
 from ragmeter.judge.ledger import Budget
 from ragmeter.judge.limiter import SLOWDOWN_S
 
 __all__ = ["JudgeCoordinator", "current", "install"]
 
 POLL_S = 0.005  # how often a waiting worker asks again for a slot or a key being sent
+# The coordinator answers at once, so a call to it that takes longer than this means the worker
+# that holds it is gone: the shard fails with one line (and a re-run resumes) instead of waiting.
+REMOTE_TIMEOUT_S = 120.0
+# what a Dask wait raises on timeout (three distinct classes before Python 3.11)
+TIMEOUTS = (TimeoutError, asyncio.TimeoutError, concurrent.futures.TimeoutError)
 
 
 class _Bucket:
@@ -63,6 +69,7 @@ class JudgeCoordinator:
         tpm: float | None = None,
         concurrency: int = 8,
         max_cost_usd: float | None = None,
+        lease_s: float = 660.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._lock = threading.Lock()
@@ -70,12 +77,15 @@ class JudgeCoordinator:
         self.requests = _Bucket(1.0, rpm / 60) if rpm else None
         self.tokens = _Bucket(max(1.0, tpm / 10), tpm / 60) if tpm else None
         self.concurrency = max(1, int(concurrency))
-        self.in_flight = 0
+        # A slot or a claim is a lease: a worker that dies holding one never gives it back, so
+        # after lease_s (a call's whole deadline, retries included) it counts as given back.
+        self.lease_s = float(lease_s)
+        self.slot_times: list[float] = []  # start time of each taken slot, oldest first
         self.max_in_flight = 0
         self.pause_until = -float("inf")
         self.slow_since: float | None = None
         self.budget = Budget(max_cost_usd)
-        self.sending: set[str] = set()
+        self.sending: dict[str, float] = {}  # key -> when it was claimed
         self.starts: list[float] = []
 
     def ping(self) -> bool:
@@ -129,28 +139,42 @@ class JudgeCoordinator:
         """:meth:`try_start` and an in-flight slot in one round trip: 0 when the call may
         start now (both are taken), else the seconds to wait before asking again."""
         with self._lock:
-            if self.in_flight >= self.concurrency:
+            if not self._slot_free():
                 return POLL_S
         wait = self.try_start(est_tokens)
         if wait > 0:
             return wait
         with self._lock:
-            self.in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self._take_slot()
         return 0.0
 
     # -- in-flight slots ------------------------------------------------------------------------
+    @property
+    def in_flight(self) -> int:
+        return len(self.slot_times)
+
+    def _slot_free(self) -> bool:
+        expired = self.clock() - self.lease_s
+        while self.slot_times and self.slot_times[0] <= expired:
+            self.slot_times.pop(0)
+        return len(self.slot_times) < self.concurrency
+
+    def _take_slot(self) -> None:
+        self.slot_times.append(self.clock())
+        self.max_in_flight = max(self.max_in_flight, len(self.slot_times))
+
     def take_slot(self) -> bool:
         with self._lock:
-            if self.in_flight >= self.concurrency:
+            if not self._slot_free():
                 return False
-            self.in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self._take_slot()
             return True
 
     def release_slot(self) -> None:
+        # slots are counted, not named: giving back the oldest keeps the rest's leases fresh
         with self._lock:
-            self.in_flight = max(0, self.in_flight - 1)
+            if self.slot_times:
+                self.slot_times.pop(0)
 
     # -- budget ---------------------------------------------------------------------------------
     def try_reserve(self, amount: float) -> bool:
@@ -169,18 +193,22 @@ class JudgeCoordinator:
     def claim(self, key: str) -> bool:
         """True: the caller sends ``key``; False: another process is sending it."""
         with self._lock:
-            if key in self.sending:
+            if self._held(key):
                 return False
-            self.sending.add(key)
+            self.sending[key] = self.clock()
             return True
 
     def sent(self, key: str) -> None:
         with self._lock:
-            self.sending.discard(key)
+            self.sending.pop(key, None)
 
     def busy(self, key: str) -> bool:
         with self._lock:
-            return key in self.sending
+            return self._held(key)
+
+    def _held(self, key: str) -> bool:
+        since = self.sending.get(key)
+        return since is not None and self.clock() - since < self.lease_s
 
     def report(self) -> dict[str, Any]:
         """What the run used: for the benchmark and the tests."""
@@ -205,7 +233,15 @@ class _Remote:
     def __call__(self, method: str, *args: Any) -> Any:
         value = getattr(self.target, method)(*args)
         result = getattr(value, "result", None)
-        return result() if callable(result) else value
+        if not callable(result):
+            return value
+        try:
+            return result(timeout=REMOTE_TIMEOUT_S)
+        except TIMEOUTS:
+            raise RagmeterError(
+                f"the judge coordinator did not answer within {REMOTE_TIMEOUT_S:.0f} s (the "
+                "worker that holds it may have died); run the command again to resume"
+            ) from None
 
     def send(self, method: str, *args: Any) -> None:
         """A call whose answer nobody needs: an actor runs it without the caller waiting."""
