@@ -29,6 +29,8 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-sync",
     "--disable-quic",
+    # containers often give /dev/shm 64 MB, too little for a page's renderer: use /tmp instead
+    "--disable-dev-shm-usage",
 ]
 
 # the charts' canvases: how many pixels are not transparent (0 means nothing was drawn)

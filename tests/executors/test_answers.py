@@ -130,31 +130,45 @@ def _api_run(dask_client, answers_file, wrap):
 
 
 def test_a_worker_killed_mid_task_gives_the_same_result(
-    dask_client, answers_file, in_process, tmp_path
+    own_client, answers_file, in_process, tmp_path
 ):
+    import os
+
     from ragmeter.io.jsonutil import dumps
 
     marker = str(tmp_path / "killed")
     res = _api_run(
-        dask_client, answers_file, lambda task: functools.partial(kill_once, task, marker, 2)
+        own_client, answers_file, lambda task: functools.partial(kill_once, task, marker, 2)
     )
-    dask_client.wait_for_workers(2, timeout=60)
-    import os
-
     assert os.path.exists(marker)  # the kill happened
     local = json.loads(in_process[0].stdout)
     assert json.loads(dumps(res.to_ultrarag_dict())) == local
 
 
-def test_a_shard_that_always_kills_its_worker_is_one_line(dask_client, answers_file):
+def test_a_shard_that_always_kills_its_worker_is_one_line(own_client, answers_file):
     from ragmeter.errors import UsageError
 
     with pytest.raises(UsageError) as err:
-        _api_run(dask_client, answers_file, lambda task: functools.partial(kill_always, task, 1))
-    dask_client.wait_for_workers(2, timeout=60)
+        _api_run(own_client, answers_file, lambda task: functools.partial(kill_always, task, 1))
     assert str(err.value) == (
         "ragmeter answers: scoring shard 2 of 4 killed the workers that ran it (raise "
         "--worker-memory or --partitions)"
+    )
+
+
+def test_a_cluster_left_without_workers_is_one_line(own_client, monkeypatch):
+    import ragmeter.executors.dask as dask_executor
+    from ragmeter.errors import UsageError
+
+    monkeypatch.setattr(dask_executor, "NO_WORKER_TIMEOUT", 1.0)
+    monkeypatch.setattr(dask_executor, "POLL_S", 0.1)
+    own_client.retire_workers(close_workers=True)  # and no nanny brings them back
+    executor = DaskExecutor(ExecutorSettings(kind="dask"), command="answers", client=own_client)
+    with pytest.raises(UsageError) as err:
+        list(executor.run(abs, [-1, -2], label="scoring"))
+    assert str(err.value) == (
+        "ragmeter answers: scoring shard 1 of 2 waited 1 s for a Dask worker: the cluster has "
+        "none left (expected workers that stay up, or nannies that restart them)"
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -22,6 +23,10 @@ from ragmeter.executors.settings import ExecutorSettings
 CHECKED_PACKAGES = ("ragmeter", "numpy", "pyarrow", "scipy")
 CONNECT_TIMEOUT = 10  # seconds to reach an existing scheduler
 COORDINATOR_TIMEOUT = 120  # seconds for a worker to start the judge coordinator
+# A cluster whose workers all died (and whose nannies did not bring them back) holds its tasks
+# forever: after this many seconds without a worker, the command fails instead of waiting.
+NO_WORKER_TIMEOUT = 120.0
+POLL_S = 2.0  # how often a wait for a shard checks that the cluster still has workers
 MAIN_GUARD_HINT = (
     "starting Dask workers failed; call ragmeter from inside "
     "\"if __name__ == '__main__':\" in scripts"
@@ -215,6 +220,7 @@ class DaskExecutor:
                     next_submit += 1
                 future = futures.pop(i)
                 try:
+                    self._wait(future, f"{label} shard {i + 1} of {len(shards)}")
                     result = future.result()
                 except RagmeterError:
                     raise
@@ -233,6 +239,30 @@ class DaskExecutor:
         finally:
             if futures:
                 client.cancel(list(futures.values()))
+
+    def _wait(self, future: Any, what: str) -> None:
+        """Wait for ``future`` for as long as it takes, unless the cluster has had no worker
+        for ``NO_WORKER_TIMEOUT`` seconds."""
+        from distributed import wait
+
+        from ragmeter.judge.coordinator import TIMEOUTS
+
+        alone_since: float | None = None
+        while not future.done():
+            try:
+                wait([future], timeout=POLL_S)
+            except TIMEOUTS:
+                if self.client.scheduler_info().get("workers"):
+                    alone_since = None
+                    continue
+                now = time.monotonic()
+                alone_since = now if alone_since is None else alone_since
+                if now - alone_since >= NO_WORKER_TIMEOUT:
+                    raise self._error(
+                        f"{what} waited {NO_WORKER_TIMEOUT:.0f} s for a Dask worker: the "
+                        "cluster has none left (expected workers that stay up, or nannies "
+                        "that restart them)"
+                    ) from None
 
     def judge_coordinator(self, config: Any) -> Any:
         """One :class:`~ragmeter.judge.coordinator.JudgeCoordinator` for the run, as a Dask
