@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -19,13 +19,13 @@ def _own_cwd(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
 
 
-def _start(distributed: Any) -> Any:
+def _start(distributed: Any, allowed_failures: int = ALLOWED_FAILURES) -> Any:
     import dask
 
     from ragmeter.executors.dask import WORKER_ENV, quiet_dask_logs
 
     quiet_dask_logs()
-    with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
+    with dask.config.set({"distributed.scheduler.allowed-failures": allowed_failures}):
         cluster = distributed.LocalCluster(
             n_workers=2,
             threads_per_worker=1,
@@ -56,13 +56,19 @@ def dask_client() -> Iterator[Any]:
 
 
 @pytest.fixture
-def own_client() -> Iterator[Any]:
-    """A 2-worker cluster of the test's own, for tests that kill or retire workers: the session
-    cluster never depends on a nanny bringing a killed worker back in time."""
+def own_client() -> Iterator[Callable[..., Any]]:
+    """Starts 2-worker clusters of the test's own, for tests that kill or retire workers: the
+    session cluster never depends on a nanny bringing a killed worker back in time."""
     distributed = pytest.importorskip("distributed", reason="ragmeter[dask] is not installed")
-    client = _start(distributed)
-    yield client
-    _stop(client)
+    started: list[Any] = []
+
+    def start(allowed_failures: int = ALLOWED_FAILURES) -> Any:
+        started.append(_start(distributed, allowed_failures))
+        return started[-1]
+
+    yield start
+    for client in started:
+        _stop(client)
 
 
 @pytest.fixture
