@@ -80,6 +80,19 @@ def _final_commit(db: sqlite3.Connection) -> None:
         pass
 
 
+def _set_wal(db: sqlite3.Connection, tries: int = 50) -> None:
+    """Switch a cache to WAL. Workers that open a new cache at once contend for the switch, and
+    SQLite answers "database is locked" at once there rather than waiting its busy timeout."""
+    for attempt in range(tries):
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == tries - 1:
+                raise
+            time.sleep(0.1)
+
+
 def canonical_json(obj: Any) -> bytes:
     """The canonical JSON of docs/judge.md: sorted keys, no spaces, UTF-8, no NaN.
 
@@ -137,7 +150,7 @@ class JudgeCache:
                 self.db = sqlite3.connect(
                     os.fspath(self.path), check_same_thread=False, isolation_level=None, timeout=5.0
                 )
-                self.db.execute("PRAGMA journal_mode=WAL")
+                _set_wal(self.db)
                 self.db.execute("PRAGMA synchronous=NORMAL")
                 self.db.execute("PRAGMA busy_timeout=5000")
             except sqlite3.DatabaseError as exc:
@@ -152,10 +165,13 @@ class JudgeCache:
                 f"not a ragmeter judge cache ({exc})", path=os.fspath(self.path or ":memory:")
             ) from None
         if row is None:
+            # several workers may open a new cache at once: the first insert wins, the others
+            # read what it wrote
             self.db.execute(
-                "INSERT INTO meta (k, v) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
+                "INSERT OR IGNORE INTO meta (k, v) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
             )
-        elif row[0] != SCHEMA_VERSION:
+            row = self.db.execute("SELECT v FROM meta WHERE k='schema_version'").fetchone()
+        if row[0] != SCHEMA_VERSION:
             raise InputError(
                 f"judge cache schema version {row[0]} is not supported (expected {SCHEMA_VERSION})",
                 path=os.fspath(self.path or ":memory:"),
