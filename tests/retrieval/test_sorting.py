@@ -80,3 +80,17 @@ def test_a_crowded_bucket_ends_in_a_binary_search() -> None:
     pos = _bucket_search(keys, starts, shift, mixes)
     assert (keys[pos] == mixes).tolist() == [True, True, True, True, False, False, True, False]
     assert pos[:4].tolist() == [0, 1, 50, 199]
+
+
+def test_by_query_rank_is_the_lexsort() -> None:
+    from ragmeter.retrieval.kernels.ranking import _by_query_rank
+
+    rng = np.random.default_rng(3)
+    for n in [0, 1, 500]:
+        jq = rng.integers(0, 40, n)
+        jrank = rng.integers(1, 1000, n)
+        assert np.array_equal(_by_query_rank(jq, jrank), np.lexsort((jrank, jq)))
+    ordered = np.arange(100)
+    assert np.array_equal(_by_query_rank(ordered // 10, ordered % 10 + 1), ordered)
+    huge = np.array([2**40, 1, 2**40], dtype=np.int64)
+    assert np.array_equal(_by_query_rank(huge, huge), np.lexsort((huge, huge)))

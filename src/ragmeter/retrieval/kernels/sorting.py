@@ -20,6 +20,8 @@ def stable_argsort(keys: np.ndarray) -> np.ndarray:
     n = keys.size
     if n < 2:
         return np.argsort(keys, kind="stable").astype(np.int64)
+    if not (keys[1:] < keys[:-1]).any():  # already in order (a run written by rank)
+        return np.arange(n, dtype=np.int64)
     low, high = int(keys.min()), int(keys.max())
     row_bits = (n - 1).bit_length()
     if (high - low).bit_length() + row_bits > 63:
