@@ -14,7 +14,6 @@ canonical entry; the spelling that was asked for is kept for display.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -221,6 +220,8 @@ def suggest(name: str, candidates: Iterable[str], *, n: int = 3) -> list[str]:
     >>> suggest("NDCG10", ["nDCG@10", "ndcg_cut.10", "map", "P@10"])
     ['nDCG@10', 'ndcg_cut.10']
     """
+    import difflib  # only for a name that did not resolve: not on any command's start
+
     cands = list(dict.fromkeys(candidates))
     lowered: dict[str, str] = {}
     for c in cands:

@@ -54,6 +54,23 @@ def test_the_trec_command_never_loads_heavy_modules():
     assert not set(HEAVY) & set(loaded), set(HEAVY) & set(loaded)
 
 
+def test_a_small_file_run_loads_neither_arrow_nor_the_name_suggestions():
+    # the import budget of ``ragmeter trec`` on a small run (benchmarks/README.md, "Retrieval"):
+    # numpy and ragmeter's own modules; no Arrow (a small file is parsed in Python) and none of
+    # the standard library modules that only a bad measure name or another output needs
+    code = (
+        "import os, sys\n"
+        "from ragmeter.cli.entry import main\n"
+        "sys.stdout = open(os.devnull, 'w')\n"
+        f"main(['trec', {str(QRELS)!r}, {str(RUN)!r}])\n"
+        "sys.stdout = sys.__stdout__"
+    )
+    loaded = set(_modules_after(code))
+    assert "numpy" in loaded
+    unwanted = {"pyarrow", "difflib", "cloudpickle", "json", "csv", "decimal", "logging"}
+    assert not (set(HEAVY) | unwanted) & loaded, (set(HEAVY) | unwanted) & loaded
+
+
 def test_the_trec_command_keeps_a_lean_hot_path():
     """The benchmark's measures (benchmarks/README.md) neither load pyarrow.compute (~20 ms of
     wrapper generation) nor numpy.ma (~15 ms, behind np.unique), and Arrow keeps every core:

@@ -80,3 +80,16 @@ def test_the_pair_filter_passes_few_rows_when_most_documents_are_judged():
     assert truth == 1507  # 100 queries × 200 rows × 150/2000 judged, about 1500
     joined = join_run(run, index, (qids, qcode), _docno_codes(run.docno, exact=True))
     assert joined.judged_rows.size == truth
+
+
+def test_fixed_length_ids_get_the_codes_of_the_general_layout():
+    import pyarrow as pa
+
+    ids = [f"FBIS3-{i * 7919 % 1000003:06d}x{i}".encode()[:14].ljust(14, b"z") for i in range(300)]
+    fixed = pa.chunked_array([pa.array(ids[:150]).slice(5), pa.array(ids[155:], pa.binary())])
+    mixed = pa.chunked_array([pa.array([*ids[5:150], b"short", *ids[155:]])])
+    codes, exact = _docno_codes(fixed, exact=True)
+    general, _ = _docno_codes(mixed, exact=True)
+    assert not exact.any()
+    assert np.array_equal(codes, np.delete(general, 145))
+    assert np.unique(codes).size == len(fixed)

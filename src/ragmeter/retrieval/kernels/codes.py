@@ -141,6 +141,14 @@ def _layouts(col: Any) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         yield offs, data
 
 
+def _words_at(data: np.ndarray, start: int, n: int, length: int, at: int) -> np.ndarray:
+    """The big-endian 8-byte word at byte ``at`` of each of ``n`` ids of ``length`` bytes stored
+    back to back from ``start``, in one strided read (copying those 8 columns of the byte matrix
+    first, then swapping the bytes, took four times longer on a 1M-line run)."""
+    strided = np.ndarray((n,), dtype=">u8", buffer=data, offset=start + at, strides=(length,))
+    return strided.astype(np.uint64)
+
+
 def _docno_codes(
     docno: pa.ChunkedArray, out: np.ndarray | None = None, *, exact: bool = False
 ) -> tuple[np.ndarray, Any]:
@@ -172,11 +180,10 @@ def _docno_codes(
         length = int(lens[0])
         if length > 8 and lens.min() == lens.max() and offs[-1] - offs[0] == length * n:
             # fixed-length long ids (40-byte MS MARCO v2.1 segments): words from a byte matrix
-            mat = data[offs[0] : offs[-1]].reshape(n, length)
-            first = np.ascontiguousarray(mat[:, :8]).view(">u8").ravel().astype(np.uint64)
-            last = np.ascontiguousarray(mat[:, -8:]).view(">u8").ravel().astype(np.uint64)
-            mid_at = (length - 8) // 2
-            mid = np.ascontiguousarray(mat[:, mid_at : mid_at + 8]).view(">u8").ravel()
+            start = int(offs[0])
+            first = _words_at(data, start, n, length, 0)
+            last = _words_at(data, start, n, length, length - 8)
+            mid = _words_at(data, start, n, length, (length - 8) // 2)
             with np.errstate(over="ignore"):
                 fp = first * _MIX
                 fp ^= last + np.uint64(0x632BE59BD9B4E019)

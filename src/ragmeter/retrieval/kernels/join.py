@@ -142,7 +142,10 @@ def _match_pairs(
     assert index.line_q is not None and index.line_doc is not None
     assert index.line_code is not None and index.line_fit is not None
     keys = index.pair_keys
-    pos = np.minimum(np.searchsorted(keys, mix), keys.size - 1)
+    if index.pair_dir is not None:
+        pos = _bucket_search(keys, index.pair_dir, index.pair_shift, mix)
+    else:
+        pos = np.minimum(np.searchsorted(keys, mix), keys.size - 1)
     ok = keys[pos] == mix
     cand, line = cand[ok], index.pair_line[pos[ok]]
     q = remap[qcodes[cand]] if remap.size else qcodes[cand]
@@ -152,6 +155,26 @@ def _match_pairs(
     if keep is not None:
         cand, line = cand[keep], line[keep]
     return cand, index.line_doc[line], line
+
+
+def _bucket_search(keys: np.ndarray, starts: np.ndarray, shift: int, mix: np.ndarray) -> np.ndarray:
+    """A position in the sorted, distinct ``keys`` for each ``mix``: where it is when present
+    (as ``searchsorted`` finds it), some valid position otherwise. Each mix walks its bucket
+    (``starts``: the buckets of the top bits) to the first key not below it."""
+    bucket = (mix >> np.uint64(shift)).astype(np.intp)
+    pos = starts[bucket]
+    end = starts[bucket + 1]
+    del bucket
+    active = np.flatnonzero(pos < end)
+    for _ in range(32):  # buckets hold one or two keys; a crowded one ends in a binary search
+        if not active.size:
+            break
+        active = active[keys[pos[active]] < mix[active]]
+        pos[active] += 1
+        active = active[pos[active] < end[active]]
+    else:
+        pos[active] = np.searchsorted(keys, mix[active])
+    return np.minimum(pos, keys.size - 1)
 
 
 def _same_bytes(

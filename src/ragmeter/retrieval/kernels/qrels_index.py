@@ -21,6 +21,7 @@ from ragmeter.retrieval.kernels.codes import (
     same_ids,
     take_rows,
 )
+from ragmeter.retrieval.kernels.sorting import stable_argsort, unique_first_inverse
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,6 +51,11 @@ class QrelsIndex:
     # per judgment, in ``keys`` order: query, docno index, docno code, packed-code flag; and the
     # judgments' (query, docno code) mixes, sorted (None if two ever collided), with their line
     pair_keys: np.ndarray | None = None
+    # where each bucket of mixes (their top ``64 - pair_shift`` bits) starts in pair_keys (+ end):
+    # a candidate is then looked for among the one or two keys of its bucket, not by a binary
+    # search over all of them, whose random reads cost several times more
+    pair_dir: np.ndarray | None = None
+    pair_shift: int = 64
     pair_line: np.ndarray | None = None
     line_q: np.ndarray | None = None
     line_doc: np.ndarray | None = None
@@ -75,8 +81,7 @@ def _unique_codes(
     """(sorted distinct codes, first row of each, code index per row, packed-code mask per
     distinct value), or None when two different ids share a fingerprint (never seen)."""
     codes, fit = _docno_codes(col, exact=True)
-    uniq, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
-    inverse = inverse.astype(np.int64).ravel()
+    uniq, first, inverse = unique_first_inverse(codes)
     if not fit.all():
         # a fingerprint stands for its bytes only if every row with it has the same bytes
         rep_row = first[inverse]
@@ -123,6 +128,32 @@ def _chunked(values: Any) -> Any:
     return pa.chunked_array([values], type=values.type)
 
 
+def _by_grade(grades: np.ndarray, qcode_sorted: np.ndarray, num_queries: int) -> np.ndarray:
+    """The grades sorted by (query, grade descending), ``qcode_sorted`` being non-decreasing:
+    one sort of ``query * span + (top - grade)``, when that fits in 63 bits."""
+    if not grades.size:
+        return grades.copy()
+    top, span = int(grades.max()), int(grades.max()) - int(grades.min()) + 1
+    if span.bit_length() + max(num_queries, 1).bit_length() > 62:
+        return grades[np.lexsort((-grades, qcode_sorted))]
+    base = qcode_sorted.astype(np.int64) * span
+    packed = base + (top - grades.astype(np.int64))
+    packed.sort()
+    packed -= base  # the sort kept every query's rows where they were
+    return (top - packed).astype(grades.dtype, copy=False)
+
+
+def _pair_directory(pair_keys: np.ndarray) -> tuple[np.ndarray, int]:
+    """(start of each bucket in the sorted ``pair_keys`` and the end, shift of a mix to its
+    bucket): about one key per bucket, at most 2^22 buckets (32 MB)."""
+    bits = min(22, max(1, pair_keys.size.bit_length() - 1))
+    shift = 64 - bits
+    counts = np.bincount((pair_keys >> np.uint64(shift)).astype(np.intp), minlength=1 << bits)
+    starts = np.zeros((1 << bits) + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    return starts, shift
+
+
 def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
     """Sort and key the qrels; a document judged twice for a query is an error (--dedupe aside)."""
     # distinct values through their 64-bit codes (a sort of integers), not Arrow's hash of
@@ -141,7 +172,7 @@ def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
         doc_values, dcode = _distinct(qrels.docno)
     ndocs = max(len(doc_values), 1)
     keys = qcode * ndocs + dcode
-    order = np.argsort(keys, kind="stable")  # stable: file order among duplicates
+    order = stable_argsort(keys)  # stable: file order among duplicates
     skeys = keys[order]
     grades = qrels.grade[order]
     dropped = 0
@@ -176,7 +207,7 @@ def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
         qcode_sorted = qcode[order]
     q_starts = np.searchsorted(qcode_sorted, np.arange(len(qid_list) + 1), side="left")
     # grades by (query, grade descending): the ideal ranking of each query
-    by_grade = grades[np.lexsort((-grades, qcode_sorted))]
+    by_grade = _by_grade(grades, qcode_sorted, len(qid_list))
     # every judged docno's code, sorted: packed (exact) for ids of at most 8 bytes, a
     # fingerprint for longer ones, whose matches the join confirms on the bytes
     if d is not None:
@@ -199,14 +230,18 @@ def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
     line_doc = skeys - qcode_sorted * ndocs  # docno index of each sorted line
     pair = _pair_hash(codes[line_doc], qcode_sorted, 0)
     # the same 64-bit mix, sorted, finds a candidate's judgment in one binary search
-    pair_line = np.argsort(pair, kind="stable")
+    pair_line = np.argsort(pair)  # distinct mixes have one order, which is the stable one
     pair_keys = pair[pair_line]
     unique_pairs = not (pair_keys[1:] == pair_keys[:-1]).any()
+    if not unique_pairs:
+        pair_line = np.argsort(pair, kind="stable")
+        pair_keys = pair[pair_line]
     h = pair >> np.uint64(shift)
     del pair
     slot, bit = h >> np.uint64(3), (h & np.uint64(7)).astype(np.uint8)
     for b in range(8):  # one bit at a time: repeated slots then set the same bit (no ufunc.at)
         table[slot[bit == b]] |= np.uint8(1 << b)
+    pair_dir, pair_shift = _pair_directory(pair_keys) if unique_pairs else (None, 64)
     return QrelsIndex(
         qids=qid_list,
         doc_values=doc_values,
@@ -224,6 +259,8 @@ def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
         filter_shift=shift,
         doc_fit=doc_fit,
         pair_keys=pair_keys if unique_pairs else None,
+        pair_dir=pair_dir,
+        pair_shift=pair_shift,
         pair_line=pair_line,
         line_q=qcode_sorted,
         line_doc=line_doc,

@@ -15,6 +15,7 @@ from ragmeter.retrieval.kernels.codes import take_rows
 from ragmeter.retrieval.kernels.join import JoinedRun
 from ragmeter.retrieval.kernels.qrels_index import QrelsIndex
 from ragmeter.retrieval.kernels.segments import seg_position
+from ragmeter.retrieval.kernels.sorting import stable_argsort
 
 
 @dataclass(frozen=True, eq=False)
@@ -257,6 +258,17 @@ def rank_piece(
     )
 
 
+def _by_query_rank(jq: np.ndarray, jrank: np.ndarray) -> np.ndarray:
+    """``np.lexsort((jrank, jq))``: one stable sort of ``jq * (top rank + 1) + jrank`` when
+    that fits in 62 bits (the same order, several times faster)."""
+    if not jq.size or int(jq.min()) < 0 or int(jrank.min()) < 0:
+        return np.lexsort((jrank, jq))
+    span = int(jrank.max()) + 1
+    if int(jq.max()).bit_length() + span.bit_length() > 62:
+        return np.lexsort((jrank, jq))
+    return stable_argsort(jq.astype(np.int64) * span + jrank)
+
+
 def assemble(
     index: QrelsIndex,
     pieces: Sequence[RankPiece],
@@ -281,7 +293,7 @@ def assemble(
     missing = ~present[evaluated]
     qmap = np.full(nq_all, -1, dtype=np.int64)
     qmap[evaluated] = np.arange(evaluated.size)
-    order_j = np.lexsort((jrank, jq))
+    order_j = _by_query_rank(jq, jrank)
     jq, jrank, jgrades = qmap[jq[order_j]], jrank[order_j], jgrades[order_j]
     n = n_all[evaluated].astype(np.int64)
     if judged_only:
