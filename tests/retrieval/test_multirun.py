@@ -128,3 +128,35 @@ def test_stdin_only_once():
     res = invoke("trec", QRELS, "-", "-")
     assert res.code == 2
     assert res.stderr == "ragmeter trec: only one RUN can be '-' (stdin)\n"
+
+
+@pytest.fixture
+def spawned(monkeypatch):
+    """Runs of any size evaluated in spawned worker processes (large runs take that path)."""
+    import ragmeter.cli.trec_main as trec_main
+
+    monkeypatch.setattr(trec_main, "SPAWN_MIN_BYTES", 0)
+    calls = []
+    real = trec_main._spawn_workers
+    monkeypatch.setattr(
+        trec_main, "_spawn_workers", lambda cfg, paths: calls.append(real(cfg, paths)) or calls[-1]
+    )
+    return calls
+
+
+def test_worker_processes_give_the_thread_output(runs, spawned):
+    for extra in ((), ("--json",), ("--csv", "-m", "all_trec")):
+        order = [runs[2], runs[0], runs[1]]
+        expected = _one(*extra, "--threads", "1", QRELS, *order)  # in this process
+        assert _one(*extra, "--threads", "2", QRELS, *order) == expected
+    assert spawned == [False, True] * 3
+
+
+def test_worker_processes_report_the_first_bad_run(runs, write, spawned):
+    bad1 = write("bad1.run", "301 Q0 d1 1 1.0 r\n301 Q0 d2 2 x r\n")
+    bad2 = write("bad2.run", "301 Q0 d1 1 1.0 r\n301 Q0 d1 2 0.5 r\n")
+    res = invoke("trec", "--threads", "2", QRELS, runs[0], bad2, bad1, runs[2])
+    assert (res.code, res.stdout) == (2, "")
+    assert res.stderr.startswith(f"{bad2}:2: ")
+    assert res.stderr.count("\n") == 1
+    assert spawned == [True]

@@ -2,11 +2,13 @@
 
 The qrels are parsed once (one :class:`~ragmeter.retrieval.engine.Evaluator`); the runs are read
 and evaluated on a thread pool (Arrow's CSV reader and numpy's sorts and searches release the
-GIL). Forked worker processes were tried, as a 100k-line run spends about half of its time in
-Python code that holds the GIL, and dropped: a fork after Arrow's and the duplicate check's
-threads ran can deadlock in the child. Results come back in the order the runs were given, and
-when a run is bad the error of the *first* bad run in that order is raised, after every worker
-stopped and before the caller printed anything: output is all or nothing, as for one run.
+GIL). A 100k-line run spends about half of its time in Python code that holds the GIL, so when
+the runs are large enough to repay starting interpreters, :func:`map_runs_spawned` evaluates
+them in worker processes instead, each of which builds the evaluator once. The workers are
+spawned, not forked: a fork after Arrow's and the duplicate check's threads ran can deadlock in
+the child. Results come back in the order the runs were given, and when a run is bad the error
+of the *first* bad run in that order is raised, after every worker stopped and before the caller
+printed anything: output is all or nothing, as for one run.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-__all__ = ["combine_csv", "combine_json", "map_runs", "worker_count"]
+__all__ = ["combine_csv", "combine_json", "map_runs", "map_runs_spawned", "worker_count"]
 
 T = TypeVar("T")
 
@@ -58,6 +60,35 @@ def map_runs(
                 fut.cancel()
             raise
     return out
+
+
+def map_runs_spawned(
+    fn: Callable[[str], T],
+    paths: Sequence[str],
+    *,
+    init: Callable[..., None],
+    init_args: tuple[Any, ...],
+    threads: int | None = None,
+) -> list[T]:
+    """:func:`map_runs` in spawned worker processes: ``init(*init_args)`` runs once in each
+    (it builds what ``fn`` needs), then ``fn`` (a module-level function) evaluates a path.
+    The same order and the same first-failure rule."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    workers = worker_count(len(paths), threads)
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=init,
+        initargs=init_args,
+    )
+    futures = [pool.submit(fn, p) for p in paths]
+    try:
+        return [fut.result() for fut in futures]
+    finally:
+        # after a failure the runs not started are dropped; the started ones finish
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _csv_field(text: str) -> str:
