@@ -320,6 +320,23 @@ def test_a_call_cancelled_while_it_waits_for_a_slot_takes_none():
     assert asyncio.run(run()) == [1, 0]
 
 
+def test_a_key_committed_just_before_the_claim_is_read_not_sent_again():
+    from ragmeter.judge.coordinator import Shared
+
+    co = JudgeCoordinator()
+    shared = Shared(co)
+
+    async def run() -> object:
+        # the caller's lookup missed, then another process committed the reply and reported
+        # it sent: the claim succeeds, and the reply is read from the cache instead
+        got = await shared.single_flight("k", lambda: "the committed reply")
+        await asyncio.sleep(0.05)
+        return got
+
+    assert asyncio.run(run()) == "the committed reply"
+    assert co.sending == {}  # the claim was given back at once
+
+
 def test_the_coordinator_refuses_an_unknown_message():
     co = JudgeCoordinator()
     with pytest.raises(ValueError, match="not a coordinator message"):

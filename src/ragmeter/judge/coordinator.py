@@ -489,13 +489,20 @@ class Shared:
     async def single_flight(self, key: str, cached: Callable[[], Any]) -> Any:
         """``None`` once this process holds ``key`` (it sends it, then reports ``sent``); or
         the reply another process sent meanwhile, read from the shared cache by ``cached``."""
-        while not await self.channel().claim(key):
+        while True:
+            if await self.channel().claim(key):
+                # another process may have committed it and reported it sent between the
+                # caller's cache lookup and this claim: then it is read, not sent again
+                found = cached()
+                if found is None:
+                    return None
+                self.post("sent", key)
+                return found
             while await self.remote.call("busy", key):
                 await asyncio.sleep(POLL_S)
             found = cached()
             if found is not None:
                 return found
-        return None
 
 
 _CURRENT: Shared | None = None
