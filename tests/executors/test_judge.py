@@ -257,6 +257,93 @@ def test_shared_limiter_waits_for_a_free_slot():
     assert asyncio.run(two()) == ["a+", "a-", "b+", "b-"]
 
 
+class CountingCoordinator(JudgeCoordinator):
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.round_trips = 0
+
+    def exchange(self, ops, claims, begins):
+        self.round_trips += 1
+        return super().exchange(ops, claims, begins)
+
+
+def test_the_calls_of_one_loop_share_round_trips_and_keep_the_limits():
+    from ragmeter.judge.coordinator import Shared
+    from ragmeter.judge.limiter import RealClock
+
+    co = CountingCoordinator(concurrency=4)
+    shared = Shared(co)
+    seen: list[int] = []
+
+    async def call(i: int) -> None:
+        assert await shared.single_flight(f"k{i}", lambda: None) is None  # claimed
+        await shared.limiter(RealClock()).acquire(0)
+        async with shared.slots(None):
+            seen.append(co.in_flight)
+            await asyncio.sleep(0.01)
+        shared.post("sent", f"k{i}")
+
+    async def run() -> None:
+        await asyncio.gather(*(call(i) for i in range(40)))
+        await asyncio.sleep(0.05)  # the last one-way messages leave with the next turn
+
+    asyncio.run(run())
+    assert len(seen) == 40 and max(seen) <= 4
+    assert co.report()["max_in_flight"] == 4
+    assert (co.in_flight, co.sending) == (0, {})  # every slot and claim given back
+    assert co.round_trips < 40  # 40 claims and 40 starts, gathered
+
+
+def test_a_call_cancelled_while_it_waits_for_a_slot_takes_none():
+    from ragmeter.judge.coordinator import Shared
+    from ragmeter.judge.limiter import RealClock
+
+    co = JudgeCoordinator(concurrency=1)
+    shared = Shared(co)
+
+    async def run() -> list[int]:
+        limiter = shared.limiter(RealClock())
+        await limiter.acquire(0)  # the only slot
+        waiting = asyncio.ensure_future(limiter.acquire(0))
+        await asyncio.sleep(0.02)
+        waiting.cancel()
+        await asyncio.gather(waiting, return_exceptions=True)
+        async with shared.slots(None):
+            pass  # gives the first slot back
+        await asyncio.wait_for(limiter.acquire(0), 5)  # not taken by the cancelled call
+        held = co.in_flight
+        async with shared.slots(None):
+            pass
+        await asyncio.sleep(0.05)
+        return [held, co.in_flight]
+
+    assert asyncio.run(run()) == [1, 0]
+
+
+def test_a_key_committed_just_before_the_claim_is_read_not_sent_again():
+    from ragmeter.judge.coordinator import Shared
+
+    co = JudgeCoordinator()
+    shared = Shared(co)
+
+    async def run() -> object:
+        # the caller's lookup missed, then another process committed the reply and reported
+        # it sent: the claim succeeds, and the reply is read from the cache instead
+        got = await shared.single_flight("k", lambda: "the committed reply")
+        await asyncio.sleep(0.05)
+        return got
+
+    assert asyncio.run(run()) == "the committed reply"
+    assert co.sending == {}  # the claim was given back at once
+
+
+def test_the_coordinator_refuses_an_unknown_message():
+    co = JudgeCoordinator()
+    with pytest.raises(ValueError, match="not a coordinator message"):
+        co.exchange([("try_reserve", 1.0)], [], [])
+    assert co.exchange([], ["k", "k"], [0.0, 0.0]) == ([True, False], [0.0, 0.0])
+
+
 def test_a_rerun_after_a_failed_shard_reuses_the_finished_ones(fake, tmp_path, scheduler):
     from tests.judge.fake_openai import Reply
 

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -210,6 +212,27 @@ class JudgeCoordinator:
         since = self.sending.get(key)
         return since is not None and self.clock() - since < self.lease_s
 
+    # -- many messages in one round trip --------------------------------------------------------
+    def exchange(
+        self, ops: list[tuple[Any, ...]], claims: list[str], begins: list[float]
+    ) -> tuple[list[bool], list[float]]:
+        """What one worker's event loop gathered since its last round trip: first the
+        fire-and-forget ``ops`` (``sent``, ``release_slot``, ``correct``, ``rate_limited``),
+        then each of ``claims`` as :meth:`claim`, then ``begins`` (estimated tokens) in order as
+        :meth:`begin`. The first refused begin ends the list, so a worker's calls start in the
+        order they asked; its wait is the last entry of the answer."""
+        for name, *args in ops:
+            if name not in _OPS:
+                raise ValueError(f"not a coordinator message: {name!r}")
+            getattr(self, name)(*args)
+        got = [self.claim(key) for key in claims]
+        waits: list[float] = []
+        for est in begins:
+            waits.append(self.begin(est))
+            if waits[-1] > 0:
+                break
+        return got, waits
+
     def report(self) -> dict[str, Any]:
         """What the run used: for the benchmark and the tests."""
         with self._lock:
@@ -220,6 +243,8 @@ class JudgeCoordinator:
                 "exhausted": self.budget.closed,
             }
 
+
+_OPS = frozenset({"sent", "release_slot", "correct", "rate_limited"})
 
 # -- the worker side ----------------------------------------------------------------------------
 
@@ -263,24 +288,122 @@ def _pool() -> concurrent.futures.ThreadPoolExecutor:
     return _POOL
 
 
+class _Begin:
+    __slots__ = ("est", "fut")
+
+    def __init__(self, est: float, fut: asyncio.Future[None]) -> None:
+        self.est, self.fut = est, fut
+
+
+class _Channel:
+    """One event loop's traffic to the coordinator, gathered into one round trip at a time.
+
+    Each call used to cost a round trip for its claim and one for its start (and one more every
+    ``POLL_S`` while every slot was taken), plus three one-way messages; with dozens of calls
+    in flight per worker these round trips, not the endpoint, bounded the rate. Here whatever
+    the loop's calls asked for while the previous round trip was under way goes in the next
+    :meth:`JudgeCoordinator.exchange`, and calls waiting for a slot ask again as soon as one of
+    this loop's calls gives one back, else after the coordinator's wait. The coordinator still
+    grants each call separately at the moment it asks, so the rate bound and the leases hold
+    as they did call by call.
+    """
+
+    def __init__(self, remote: _Remote, loop: asyncio.AbstractEventLoop) -> None:
+        self.remote = remote
+        self.loop = loop
+        self.ops: list[tuple[Any, ...]] = []
+        self.claims: list[tuple[str, asyncio.Future[bool]]] = []
+        self.begins: list[_Begin] = []  # oldest first; a call leaves the list once granted
+        self.wake = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+
+    def post(self, *op: Any) -> None:
+        self.ops.append(op)
+        self._kick()
+
+    async def claim(self, key: str) -> bool:
+        fut: asyncio.Future[bool] = self.loop.create_future()
+        self.claims.append((key, fut))
+        self._kick()
+        return await fut
+
+    async def begin(self, est_tokens: float) -> None:
+        fut: asyncio.Future[None] = self.loop.create_future()
+        self.begins.append(_Begin(est_tokens, fut))
+        self._kick()
+        await fut
+
+    def _kick(self) -> None:
+        self.wake.set()
+        if self.task is None or self.task.done():
+            self.task = self.loop.create_task(self._run())
+
+    async def _run(self) -> None:
+        while self.ops or self.claims or self.begins:
+            await asyncio.sleep(0)  # the messages of this turn of the loop travel together
+            self.wake.clear()
+            ops, self.ops = self.ops, []
+            claims, self.claims = self.claims, []
+            self.begins = [b for b in self.begins if not b.fut.cancelled()]
+            asked = len(self.begins)
+            if not claims and not asked:
+                if ops:
+                    self.remote.send("exchange", ops, [], [])
+                continue
+            try:
+                got, waits = await self.remote.call(
+                    "exchange", ops, [k for k, _ in claims], [b.est for b in self.begins[:asked]]
+                )
+            except BaseException as exc:
+                failed = [f for _, f in claims] + [b.fut for b in self.begins[:asked]]
+                del self.begins[:asked]
+                for f in failed:
+                    if f.done():
+                        continue
+                    if isinstance(exc, Exception):
+                        f.set_exception(exc)
+                    else:
+                        f.cancel()
+                if not isinstance(exc, Exception):
+                    raise
+                continue
+            for (key, f), ok in zip(claims, got, strict=True):
+                if f.cancelled():
+                    if ok:  # nobody will send it: let the other processes have it
+                        self.ops.append(("sent", key))
+                else:
+                    f.set_result(ok)
+            granted = sum(1 for w in waits if w <= 0)
+            for b in self.begins[:granted]:
+                if b.fut.cancelled():
+                    self.ops.append(("release_slot",))  # granted to a call that is gone
+                else:
+                    b.fut.set_result(None)
+            del self.begins[:granted]
+            if self.begins and not self.ops and not self.claims and waits and waits[-1] > 0:
+                # ask again after the coordinator's wait, or at once when a call of this loop
+                # gives its slot back or another call asks for something
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self.wake.wait(), waits[-1])
+
+
 class SharedLimiter:
     """:class:`~ragmeter.judge.limiter.RateLimiter`'s interface over the coordinator."""
 
-    def __init__(self, remote: _Remote, clock: Any) -> None:
-        self.remote = remote
+    def __init__(self, shared: Shared, clock: Any) -> None:
+        self.shared = shared
         self.clock = clock
 
     async def acquire(self, est_tokens: float) -> None:
-        # the rate and an in-flight slot in one round trip; the slots release it
-        while (wait := await self.remote.call("begin", float(est_tokens))) > 0:
-            await self.clock.sleep(wait)
+        # the rate and an in-flight slot together; the slots release it
+        await self.shared.channel().begin(float(est_tokens))
 
     def correct(self, estimated: float, actual: float | None) -> None:
         if actual is not None:
-            self.remote.send("correct", float(estimated), float(actual))
+            self.shared.post("correct", float(estimated), float(actual))
 
     def on_rate_limited(self, delay: float) -> None:
-        self.remote.send("rate_limited", float(delay))
+        self.shared.post("rate_limited", float(delay))
 
     def factor(self) -> float:
         return 1.0
@@ -290,15 +413,15 @@ class SharedSlots:
     """The in-flight semaphore of the run, held by the coordinator: the slot was taken with
     the rate by :meth:`SharedLimiter.acquire`, which the runtime calls just before."""
 
-    def __init__(self, remote: _Remote, clock: Any) -> None:
-        self.remote = remote
+    def __init__(self, shared: Shared, clock: Any) -> None:
+        self.shared = shared
         self.clock = clock
 
     async def __aenter__(self) -> None:
         return None
 
     async def __aexit__(self, *exc: object) -> None:
-        self.remote.send("release_slot")
+        self.shared.post("release_slot")
 
 
 class SharedBudget:
@@ -330,12 +453,35 @@ class Shared:
     def __init__(self, target: Any) -> None:
         self.remote = _Remote(target)
         self.remote("ping")  # a Dask actor handle binds to the thread that uses it first
+        self._channels: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Channel] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._lock = threading.Lock()
+
+    def channel(self) -> _Channel:
+        """The running event loop's channel (shards in threads of one worker run each their
+        own loop)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            ch = self._channels.get(loop)
+            if ch is None:
+                ch = self._channels[loop] = _Channel(self.remote, loop)
+            return ch
+
+    def post(self, method: str, *args: Any) -> None:
+        """A message whose answer nobody needs, sent with the loop's next round trip."""
+        try:
+            ch = self.channel()
+        except RuntimeError:  # no running loop: on its own
+            self.remote.send("exchange", [(method, *args)], [], [])
+            return
+        ch.post(method, *args)
 
     def limiter(self, clock: Any) -> SharedLimiter:
-        return SharedLimiter(self.remote, clock)
+        return SharedLimiter(self, clock)
 
     def slots(self, clock: Any) -> SharedSlots:
-        return SharedSlots(self.remote, clock)
+        return SharedSlots(self, clock)
 
     def budget(self, cap: float | None) -> SharedBudget:
         return SharedBudget(self.remote, cap)
@@ -343,13 +489,20 @@ class Shared:
     async def single_flight(self, key: str, cached: Callable[[], Any]) -> Any:
         """``None`` once this process holds ``key`` (it sends it, then reports ``sent``); or
         the reply another process sent meanwhile, read from the shared cache by ``cached``."""
-        while not await self.remote.call("claim", key):
+        while True:
+            if await self.channel().claim(key):
+                # another process may have committed it and reported it sent between the
+                # caller's cache lookup and this claim: then it is read, not sent again
+                found = cached()
+                if found is None:
+                    return None
+                self.post("sent", key)
+                return found
             while await self.remote.call("busy", key):
                 await asyncio.sleep(POLL_S)
             found = cached()
             if found is not None:
                 return found
-        return None
 
 
 _CURRENT: Shared | None = None

@@ -337,7 +337,7 @@ class JudgeRuntime:
         finally:
             self._inflight.pop(key, None)
             if self.shared is not None:
-                self.shared.remote.send("sent", key)
+                self.shared.post("sent", key)
 
     def _cached(self, key: str, spec: Any, ctx: Ctx, stage: str, kind: str) -> Exchange | None:
         entry = self.cache.get(key)
