@@ -1,7 +1,7 @@
 # make demo: create .venv, install ragmeter, run the main job on the bundled example.
 # make test: create .venv, install the extras and the dev group, lint, run the whole suite on every
-# core (pytest-xdist), then the mcp 1.x check and the compatibility check on the oldest and newest
-# supported Python (make compat).
+# core (pytest-xdist), then the check at the floors of mcp and openai (make test-mcp-compat) and the
+# compatibility check on the oldest and newest supported Python (make compat).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -48,18 +48,22 @@ $(ORACLE_VENV)/.installed:
 
 oracle: $(ORACLE_VENV)/.installed
 
-# ragmeter mcp supports mcp 1.x too (UltraRAG's fastmcp pins mcp<2): tests/mcp run again in a
-# small git-ignored venv with the core, mcp 1.24 (the floor), pytest, pytest-timeout and openai
-# (the judge tool's tests talk to a fake OpenAI-compatible server on loopback).
+# The floors of two dependencies, in one small git-ignored venv with the core, pytest,
+# pytest-timeout and hypothesis: mcp 1.24 (ragmeter mcp supports mcp 1.x because UltraRAG's
+# fastmcp pins mcp<2) for tests/mcp, and openai 1.40 (with httpx < 0.28, which openai releases
+# before 1.55.3 need) for the judge client's tests, which talk to a fake OpenAI-compatible
+# server on loopback: the client posts through the SDK's request layer, so its oldest supported
+# release is tested, not assumed.
 MCP1_VENV := .venv-mcp1
 $(MCP1_VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(MCP1_VENV)
+	rm -rf $(MCP1_VENV) && $(PYTHON) -m venv $(MCP1_VENV)
 	$(MCP1_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
-	  -e . 'mcp==1.24.*' 'openai>=1.40,<4' pytest pytest-timeout hypothesis
+	  -e . 'mcp==1.24.*' 'openai==1.40.*' 'httpx<0.28' pytest pytest-timeout hypothesis
 	touch $@
 
 test-mcp-compat: $(MCP1_VENV)/.installed
-	$(MCP1_VENV)/bin/python -m pytest tests/mcp -q -p no:cacheprovider
+	$(MCP1_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/mcp \
+	  tests/judge/test_runtime.py tests/judge/test_hostile_endpoint.py
 
 # The demo's tasks need the core plus ragmeter[semantic] (the bundled MiniLM embedder), and its
 # dashboard ragmeter[web]; the dev set already includes both.
