@@ -133,13 +133,13 @@ def test_stdin_only_once():
 @pytest.fixture
 def spawned(monkeypatch):
     """Runs of any size evaluated in spawned worker processes (large runs take that path)."""
-    import ragmeter.cli.trec_main as trec_main
+    import ragmeter.cli.trec_runs as trec_runs
 
-    monkeypatch.setattr(trec_main, "SPAWN_MIN_BYTES", 0)
+    monkeypatch.setattr(trec_runs, "SPAWN_MIN_BYTES", 0)
     calls = []
-    real = trec_main._spawn_workers
+    real = trec_runs.spawn_workers
     monkeypatch.setattr(
-        trec_main, "_spawn_workers", lambda cfg, paths: calls.append(real(cfg, paths)) or calls[-1]
+        trec_runs, "spawn_workers", lambda cfg, paths: calls.append(real(cfg, paths)) or calls[-1]
     )
     return calls
 
