@@ -361,15 +361,12 @@ def _run(cfg: dict[str, Any]) -> tuple[str, list[str]]:
     if not many:
         out, warns = one(run_paths[0])
         return trec_runs.as_text(out), warns
-    from ragmeter.retrieval.multirun import combine_csv, combine_json, map_runs, map_runs_spawned
+    from ragmeter.retrieval.multirun import combine_csv, combine_json, map_runs
 
-    if trec_runs.spawn_workers(cfg, run_paths):
-        results = map_runs_spawned(
-            trec_runs.worker_evaluate,
-            run_paths,
-            init=trec_runs.worker_init,
-            init_args=(recipe, cfg, hashes),
-            threads=cfg["threads"],
+    if trec_runs.spawn_workers(cfg, run_paths):  # each worker builds the evaluator once
+        spawn = (trec_runs.worker_init, (recipe, cfg, hashes))
+        results = map_runs(
+            trec_runs.worker_evaluate, run_paths, threads=cfg["threads"], spawn=spawn
         )
     else:
         results = map_runs(one, run_paths, threads=cfg["threads"])

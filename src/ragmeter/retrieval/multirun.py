@@ -3,8 +3,8 @@
 The qrels are parsed once (one :class:`~ragmeter.retrieval.engine.Evaluator`); the runs are read
 and evaluated on a thread pool (Arrow's CSV reader and numpy's sorts and searches release the
 GIL). A 100k-line run spends about half of its time in Python code that holds the GIL, so when
-the runs are large enough to repay starting interpreters, :func:`map_runs_spawned` evaluates
-them in worker processes instead, each of which builds the evaluator once. The workers are
+the runs are large enough to repay starting interpreters, :func:`map_runs` evaluates them in
+worker processes instead, each of which builds the evaluator once. The workers are
 spawned, not forked: a fork after Arrow's and the duplicate check's threads ran can deadlock in
 the child. Results come back in the order the runs were given, and when a run is bad the error
 of the *first* bad run in that order is raised, after every worker stopped and before the caller
@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-__all__ = ["combine_csv", "combine_json", "map_runs", "map_runs_spawned", "worker_count"]
+__all__ = ["combine_csv", "combine_json", "map_runs", "worker_count"]
 
 T = TypeVar("T")
 
@@ -38,56 +38,38 @@ def map_runs(
     paths: Sequence[str],
     *,
     threads: int | None = None,
+    spawn: tuple[Callable[..., None], tuple[Any, ...]] | None = None,
 ) -> list[T]:
     """``[fn(p) for p in paths]`` in parallel, in order; the first failure in order wins.
 
-    A failing run cancels the runs not started yet; runs already started finish (their results
-    are dropped), so no worker outlives the call.
+    On threads of this process; with ``spawn=(init, init_args)``, in spawned worker processes
+    instead, where ``init(*init_args)`` runs once in each (it builds what ``fn``, a module-level
+    function, needs). A failing run cancels the runs not started yet; runs already started
+    finish (their results are dropped), so no worker outlives the call.
     """
     workers = worker_count(len(paths), threads)
     if workers == 1:
         return [fn(p) for p in paths]  # in order: the first failure stops the rest
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import Executor, ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(fn, p) for p in paths]
-        out: list[T] = []
-        try:
-            for fut in futures:
-                out.append(fut.result())
-        except BaseException:
-            for fut in futures:
-                fut.cancel()
-            raise
-    return out
+    pool: Executor
+    if spawn is None:
+        pool = ThreadPoolExecutor(max_workers=workers)
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
 
-
-def map_runs_spawned(
-    fn: Callable[[str], T],
-    paths: Sequence[str],
-    *,
-    init: Callable[..., None],
-    init_args: tuple[Any, ...],
-    threads: int | None = None,
-) -> list[T]:
-    """:func:`map_runs` in spawned worker processes: ``init(*init_args)`` runs once in each
-    (it builds what ``fn`` needs), then ``fn`` (a module-level function) evaluates a path.
-    The same order and the same first-failure rule."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    workers = worker_count(len(paths), threads)
-    pool = ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=init,
-        initargs=init_args,
-    )
+        init, init_args = spawn
+        pool = ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=init,
+            initargs=init_args,
+        )
     futures = [pool.submit(fn, p) for p in paths]
     try:
         return [fut.result() for fut in futures]
     finally:
-        # after a failure the runs not started are dropped; the started ones finish
         pool.shutdown(wait=True, cancel_futures=True)
 
 

@@ -229,7 +229,7 @@ def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
     ndocs = max(len(doc_values), 1)
     line_doc = skeys - qcode_sorted * ndocs  # docno index of each sorted line
     pair = _pair_hash(codes[line_doc], qcode_sorted, 0)
-    # the same 64-bit mix, sorted, finds a candidate's judgment in one binary search
+    # the same 64-bit mix, sorted, finds a candidate's judgment (through the bucket directory)
     pair_line = np.argsort(pair)  # distinct mixes have one order, which is the stable one
     pair_keys = pair[pair_line]
     unique_pairs = not (pair_keys[1:] == pair_keys[:-1]).any()
