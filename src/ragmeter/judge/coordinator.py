@@ -17,6 +17,7 @@ window are at most ``rpm/60 + 1``.
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import contextlib
 import functools
@@ -82,7 +83,8 @@ class JudgeCoordinator:
         # A slot or a claim is a lease: a worker that dies holding one never gives it back, so
         # after lease_s (a call's whole deadline, retries included) it counts as given back.
         self.lease_s = float(lease_s)
-        self.slot_times: list[float] = []  # start time of each taken slot, oldest first
+        # the start of each taken slot, oldest first
+        self.slot_times: collections.deque[float] = collections.deque()
         self.max_in_flight = 0
         self.pause_until = -float("inf")
         self.slow_since: float | None = None
@@ -158,7 +160,7 @@ class JudgeCoordinator:
     def _slot_free(self) -> bool:
         expired = self.clock() - self.lease_s
         while self.slot_times and self.slot_times[0] <= expired:
-            self.slot_times.pop(0)
+            self.slot_times.popleft()
         return len(self.slot_times) < self.concurrency
 
     def _take_slot(self) -> None:
@@ -176,7 +178,7 @@ class JudgeCoordinator:
         # slots are counted, not named: giving back the oldest keeps the rest's leases fresh
         with self._lock:
             if self.slot_times:
-                self.slot_times.pop(0)
+                self.slot_times.popleft()
 
     # -- budget ---------------------------------------------------------------------------------
     def try_reserve(self, amount: float) -> bool:
