@@ -160,3 +160,21 @@ def test_worker_processes_report_the_first_bad_run(runs, write, spawned):
     assert res.stderr.startswith(f"{bad2}:2: ")
     assert res.stderr.count("\n") == 1
     assert spawned == [True]
+
+
+def test_worker_processes_report_a_bad_qrels_as_one_process_does(runs, write, spawned):
+    bad = write("bad.qrels", "301 0 d1 1\n301 0 d2 x\n")
+    expected = invoke("trec", "--threads", "1", bad, *runs)  # in this process
+    res = invoke("trec", "--threads", "2", bad, *runs)
+    assert (res.code, res.stdout, res.stderr) == (2, "", expected.stderr)
+    assert expected.stderr.startswith(f"{bad}:2: ")
+    assert res.stderr.count("\n") == 1
+    assert spawned == [False, True]
+
+
+def test_worker_processes_refuse_an_unknown_measure_as_one_process_does(runs, spawned):
+    expected = invoke("trec", "--threads", "1", "-m", "bogus", QRELS, *runs)
+    res = invoke("trec", "--threads", "2", "-m", "bogus", QRELS, *runs)
+    assert (res.code, res.stdout, res.stderr) == (expected.code, "", expected.stderr)
+    assert expected.code == 2 and expected.stderr.count("\n") == 1
+    assert spawned == [False, True]

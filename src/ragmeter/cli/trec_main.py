@@ -332,14 +332,24 @@ def _run(cfg: dict[str, Any]) -> tuple[str, list[str]]:
     # only the JSON document reports the inputs' sha256; hashing costs a full read otherwise
     hashes = fmt == "json"
     cfg["small"] = _small_path(cfg, [qrels_path, *run_paths])
+    from ragmeter.retrieval.recipe import build_evaluator, evaluator_recipe
+
+    recipe = evaluator_recipe(cfg, qrels_path)
+    if many and trec_runs.spawn_workers(cfg, run_paths):
+        # The workers start at once and each parses the qrels; this process builds no
+        # evaluator (its parse would delay their start; a bad qrels fails every run alike).
+        from ragmeter.retrieval.multirun import map_runs
+
+        spawn = (trec_runs.worker_init, (recipe, cfg, hashes))
+        results = map_runs(
+            trec_runs.worker_evaluate, run_paths, threads=cfg["threads"], spawn=spawn
+        )
+        return _combine(cfg, run_paths, results)
     if cfg["threads"] and not cfg["small"]:
         import pyarrow as pa
 
         pa.set_cpu_count(cfg["threads"])
         pa.set_io_thread_count(cfg["threads"])
-    from ragmeter.retrieval.recipe import build_evaluator, evaluator_recipe
-
-    recipe = evaluator_recipe(cfg, qrels_path)
     qrels = None
     if cfg["small"]:
         from ragmeter.io.trec.small import read_qrels_small
@@ -361,15 +371,18 @@ def _run(cfg: dict[str, Any]) -> tuple[str, list[str]]:
     if not many:
         out, warns = one(run_paths[0])
         return trec_runs.as_text(out), warns
-    from ragmeter.retrieval.multirun import combine_csv, combine_json, map_runs
+    from ragmeter.retrieval.multirun import map_runs
 
-    if trec_runs.spawn_workers(cfg, run_paths):  # each worker builds the evaluator once
-        spawn = (trec_runs.worker_init, (recipe, cfg, hashes))
-        results = map_runs(
-            trec_runs.worker_evaluate, run_paths, threads=cfg["threads"], spawn=spawn
-        )
-    else:
-        results = map_runs(one, run_paths, threads=cfg["threads"])
+    return _combine(cfg, run_paths, map_runs(one, run_paths, threads=cfg["threads"]))
+
+
+def _combine(
+    cfg: dict[str, Any], run_paths: list[str], results: list[tuple[Any, list[str]]]
+) -> tuple[str, list[str]]:
+    """The output of several runs as one text, and their warnings in order."""
+    from ragmeter.retrieval.multirun import combine_csv, combine_json
+
+    fmt = cfg["format"]
     warns = [w for _, ws in results for w in ws]
     outs = [o for o, _ in results]
     if fmt == "trec":
@@ -392,7 +405,7 @@ def _small_path(cfg: dict[str, Any], paths: list[str]) -> bool:
         or cfg["run_format"] != "trec"
     ):
         return False
-    from ragmeter.io.trec.small import use_small
+    from ragmeter.io.trec.sizes import use_small
 
     return use_small(paths)
 

@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 # Runs of this many bytes in all repay starting worker interpreters (about 0.3 s of wall for
-# the imports and the qrels parse, in parallel): 50 runs of 100k lines are 200 MB.
+# the imports and the qrels parse, in parallel): 50 runs of 100k lines are 180 MB.
 SPAWN_MIN_BYTES = 32 << 20
 
 
@@ -31,27 +31,38 @@ def spawn_workers(cfg: dict[str, Any], run_paths: list[str]) -> bool:
 
 
 _WORKER: tuple[Any, dict[str, Any], bool] | None = None
+_WORKER_ERROR: Exception | None = None
 
 
 def worker_init(recipe: tuple[Any, ...], cfg: dict[str, Any], hashes: bool) -> None:
-    """In a worker process: the command's evaluator, built once from its recipe."""
-    global _WORKER
+    """In a worker process: the command's evaluator, built once from its recipe.
+
+    A bad qrels is kept and raised by every run the worker is given, so that the first run in
+    order reports it as the command's one error (an exception here would break the pool).
+    """
+    global _WORKER, _WORKER_ERROR
+    from ragmeter.errors import RagmeterError
     from ragmeter.retrieval.recipe import build_evaluator
 
-    qrels = None
-    if cfg["small"]:
-        from ragmeter.io.trec.small import read_qrels_small
+    try:
+        qrels = None
+        if cfg["small"]:
+            from ragmeter.io.trec.small import read_qrels_small
 
-        qrels = read_qrels_small(recipe[0])
-    else:  # the workers share the cores: one Arrow thread each
-        import pyarrow as pa
+            qrels = read_qrels_small(recipe[0])
+        else:  # the workers share the cores: one Arrow thread each
+            import pyarrow as pa
 
-        pa.set_cpu_count(1)
-        pa.set_io_thread_count(1)
-    _WORKER = (build_evaluator(recipe, qrels=qrels), cfg, hashes)
+            pa.set_cpu_count(1)
+            pa.set_io_thread_count(1)
+        _WORKER = (build_evaluator(recipe, qrels=qrels), cfg, hashes)
+    except RagmeterError as exc:
+        _WORKER_ERROR = exc
 
 
 def worker_evaluate(run_path: str) -> tuple[Any, list[str]]:
+    if _WORKER_ERROR is not None:
+        raise _WORKER_ERROR
     assert _WORKER is not None, "worker_init runs first"
     evaluator, cfg, hashes = _WORKER
     return evaluate_one(evaluator, cfg, run_path, hashes)

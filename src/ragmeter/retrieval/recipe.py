@@ -11,8 +11,6 @@ __all__ = ["build_evaluator", "evaluator_recipe"]
 def evaluator_recipe(cfg: dict[str, Any], qrels_path: str) -> tuple[Any, ...]:
     """What builds the command's :class:`Evaluator`, as plain hashable values (Dask workers
     rebuild the same evaluator from it): (qrels path, read_qrels options, measures, options)."""
-    from ragmeter.retrieval.names import ULTRARAG_KS
-
     fmt = cfg["format"]
     qrels_options = (
         ("format", cfg["qrels_format"]),
@@ -21,7 +19,9 @@ def evaluator_recipe(cfg: dict[str, Any], qrels_path: str) -> tuple[Any, ...]:
         ("hash_input", fmt == "json"),
     )
     options = (
-        ("ks", tuple(cfg["ks"] or ULTRARAG_KS)),
+        # None: the Evaluator's default cut-offs (not looked up here: this module stays light,
+        # so that worker processes start before the command imports numpy)
+        ("ks", tuple(cfg["ks"]) if cfg["ks"] else None),
         ("zscores", cfg["zscores"]),
         ("relevance_level", cfg["level"]),
         ("complete", cfg["complete"]),
@@ -46,7 +46,10 @@ def build_evaluator(recipe: tuple[Any, ...], *, qrels: Any = None) -> Any:
 
     qrels_path, qrels_options, measures, options = recipe
     opts = dict(options)
-    opts["ks"] = list(opts["ks"])
+    if opts["ks"] is None:
+        del opts["ks"]
+    else:
+        opts["ks"] = list(opts["ks"])
     if qrels is None:
         qrels = io_trec.read_qrels(qrels_path, **dict(qrels_options))
     return Evaluator(qrels, list(measures), **opts)

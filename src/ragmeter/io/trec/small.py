@@ -16,13 +16,12 @@ from __future__ import annotations
 import math
 import os
 import re
-import stat
 from typing import Any
 
 import numpy as np
 
 from ragmeter.errors import InputError
-from ragmeter.io.files import GZIP_MAGIC, sha256_file
+from ragmeter.io.files import sha256_file
 from ragmeter.io.trec.checks import (
     _BLOCK,
     _INT32,
@@ -37,38 +36,13 @@ from ragmeter.io.trec.checks import (
 from ragmeter.io.trec.column import BytesColumn
 from ragmeter.io.trec.containers import Origin, Qrels, Run
 from ragmeter.io.trec.lines import _Input, _open_input
+from ragmeter.io.trec.sizes import SMALL_BYTES, use_small
 
 __all__ = ["SMALL_BYTES", "read_qrels_small", "read_run_small", "use_small"]
 
-# Files up to this size take the small path (auto mode). Measured with benchmarks/retrieval.py's
-# cases cut to 10, 25 and 50 topics: the plain parse wins at 10,000 lines (a 0.4 MB run), breaks
-# even near 25,000 (1 MB) and loses at 50,000, where Arrow's parse on two cores pays its start.
-SMALL_BYTES = 1 << 19
-PARSER_ENV = "RAGMETER_TREC_PARSER"
 _NONFINITE = (b"nan", b"inf", b"infinity")
 _BOM = b"\xef\xbb\xbf"
 _GRADE = re.compile(rb"-?\d{1,10}")
-
-
-def use_small(paths: list[str]) -> bool:
-    """Whether these input files take the small path: forced by ``RAGMETER_TREC_PARSER``, else
-    plain (uncompressed) regular files of at most :data:`SMALL_BYTES` each."""
-    forced = os.environ.get(PARSER_ENV, "")
-    if forced in ("small", "arrow"):
-        return forced == "small"
-    for p in paths:
-        if p == "-" or p.endswith((".gz", ".bz2", ".zst")):
-            return False
-        try:
-            st = os.stat(p)
-            if not stat.S_ISREG(st.st_mode) or st.st_size > SMALL_BYTES:
-                return False
-            with open(p, "rb") as fh:
-                if fh.read(2) == GZIP_MAGIC:
-                    return False
-        except OSError:
-            return False  # the Arrow path reports it
-    return True
 
 
 def _content(inp: _Input) -> bytes:
