@@ -63,7 +63,7 @@ $(MCP1_VENV)/.installed: pyproject.toml
 
 test-mcp-compat: $(MCP1_VENV)/.installed
 	$(MCP1_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/mcp \
-	  tests/judge/test_runtime.py tests/judge/test_hostile_endpoint.py
+	  tests/judge/test_runtime.py tests/judge/test_hostile_endpoint.py tests/judge/test_client_pools.py
 
 # The demo's tasks need the core plus ragmeter[semantic] (the bundled MiniLM embedder), and its
 # dashboard ragmeter[web]; the dev set already includes both.

@@ -383,6 +383,10 @@ class _QuietServer(ThreadingHTTPServer):
     traceback to ``sys.stderr``, which the in-process CLI tests capture as the command's own
     error output."""
 
+    # a judge opens up to its concurrency of connections at once; socketserver's backlog of 5
+    # would drop most of them, which a real endpoint does not
+    request_queue_size = 256
+
     def handle_error(self, request: object, client_address: object) -> None:
         if not isinstance(sys.exc_info()[1], OSError):  # reset, broken pipe, timeout
             super().handle_error(request, client_address)  # type: ignore[arg-type]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import json
 import threading
 import time
@@ -179,6 +180,18 @@ _UNSUPPORTED = (
 )
 
 
+SHARD_CALLS = 8  # calls in flight per SDK client before another client is started
+MAX_SHARDS = 64
+
+
+@dataclass
+class _Shard:
+    """One SDK client (its own connection pool) and the calls it has in flight."""
+
+    sdk: Any
+    in_flight: int = 0
+
+
 class OpenAIJudgeClient:
     """The default client: ``openai.AsyncOpenAI`` against an OpenAI-compatible base URL."""
 
@@ -205,23 +218,47 @@ class OpenAIJudgeClient:
         self.extra_params = dict(extra_params or {})
         self.redact = redactor or Redactor([api_key])
         self._settings = {"base_url": base_url, "api_key": api_key or "EMPTY", "timeout": timeout_s}
-        self._client: Any = None
+        self._shards: list[_Shard] = []
+        self._tls: Any = None
         self._loop: Any = None
         self._lock = threading.Lock()
 
-    def _sdk(self) -> Any:
-        # the SDK's connection pool belongs to one event loop; a new loop gets a new client
+    def _shard(self) -> _Shard:
+        """The SDK client with the fewest calls in flight, a new one when each has
+        :data:`SHARD_CALLS` (up to :data:`MAX_SHARDS`).
+
+        httpx's connection pool examines every open connection against every other one each
+        time a request starts or ends, a cost quadratic in the calls in flight: at 64 it was
+        most of a call's CPU time. Small pools keep that cost flat (docs/scaleout.md).
+        """
+        # the SDK's connection pool belongs to one event loop; a new loop gets new clients
         loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
-            self._client = self._openai.AsyncOpenAI(max_retries=0, **self._settings)
+        if self._loop is not loop:
+            self._shards = []
             self._loop = loop
-        return self._client
+        best = min(self._shards, key=lambda shard: shard.in_flight, default=None)
+        if best is None or (best.in_flight >= SHARD_CALLS and len(self._shards) < MAX_SHARDS):
+            best = _Shard(self._new_sdk())
+            self._shards.append(best)
+        return best
+
+    def _new_sdk(self) -> Any:
+        openai = self._openai
+        if self._tls is None:
+            # One TLS context for every client: building one (the CA bundle) costs ~60 ms.
+            # ``create_ssl_context()`` is what the SDK's HTTP library (httpx, or the httpx2
+            # that later SDK releases ship) builds by default, environment variables included.
+            http = importlib.import_module(openai.DefaultAsyncHttpxClient.__mro__[1].__module__)
+            self._tls = http.create_ssl_context()
+        client = openai.DefaultAsyncHttpxClient(verify=self._tls)
+        return openai.AsyncOpenAI(max_retries=0, http_client=client, **self._settings)
 
     async def aclose(self) -> None:
-        if self._client is not None and self._loop is asyncio.get_running_loop():
-            with contextlib.suppress(Exception):
-                await self._client.close()
-        self._client = None
+        if self._shards and self._loop is asyncio.get_running_loop():
+            for shard in self._shards:
+                with contextlib.suppress(Exception):
+                    await shard.sdk.close()
+        self._shards = []
 
     def _kwargs(self, req: JudgeRequest, neg: Negotiation) -> dict[str, Any]:
         kw: dict[str, Any] = {"model": self.model, "messages": req.messages}
@@ -322,9 +359,18 @@ class OpenAIJudgeClient:
         # ``post`` rather than ``chat.completions.create``: the SDK's type-driven transform of
         # the parameters (a no-op for the plain JSON sent here) took more time per call than
         # the rest of the runtime together (docs/scaleout.md, "The judge across workers")
-        raw = await self._sdk().post(
-            "/chat/completions", cast_to=object, body=body, options=options
-        )
+        shard = self._shard()
+        shard.in_flight += 1
+        try:
+            raw = await shard.sdk.post(
+                "/chat/completions", cast_to=object, body=body, options=options
+            )
+            return await self._read(raw)
+        finally:
+            shard.in_flight -= 1
+
+    async def _read(self, raw: Any) -> bytes:
+        """The body of a response the SDK handed back unread; closed in any case."""
         try:
             limit = self.max_reply_bytes
             chunks: list[bytes] = []
