@@ -3,7 +3,8 @@
 Every shard holds whole samples (all their metrics and repeats) and runs the judge's own asyncio
 runtime on its worker; the run's rate limit, in-flight slots, 429 back-off, cost budget and
 single-flight are held by one :class:`~ragmeter.judge.coordinator.JudgeCoordinator` (a Dask
-actor), and the SQLite cache is the one file of this host. The driver then assembles the result
+actor), and the cache is the SQLite file of this host or, for workers on several hosts, a
+PostgreSQL database (:mod:`ragmeter.judge.cache_pg`). The driver then assembles the result
 with the in-process function, from the outcomes the shards returned (no call is made again), so
 scores, statuses and per-sample costs are those of an in-process run.
 """
@@ -45,6 +46,37 @@ def _replayed(run_id: str, rows: list[dict[str, Any]]) -> Any:
     return ledger
 
 
+def worker_cache(
+    target: str | os.PathLike[str], *, command: str = "judge", reach: bool = True
+) -> str:
+    """The cache as the workers are told it: a SQLite file by its absolute path (workers have
+    their own working directory), a PostgreSQL URL as given, after the driver has reached the
+    server once (an unreachable server is one line here, not a failed shard on each worker).
+
+    A URL carrying a password is refused: it would be written to the work dir and sent to
+    every worker in the task specs. The workers read it from libpq's own sources instead,
+    ``PGPASSWORD`` or ``~/.pgpass`` (docs/judge.md, "The cache on PostgreSQL")."""
+    from ragmeter.judge.cache import JudgeCache, is_cache_url
+
+    try:
+        if not is_cache_url(target):
+            return os.path.abspath(target)
+        from ragmeter.judge.cache_pg import parse_url
+
+        url = parse_url(os.fspath(target))
+        if url.password is not None:
+            raise UsageError(
+                "a password in the judge cache URL would be sent to every worker and written "
+                "to the work dir (expected it in PGPASSWORD or ~/.pgpass on each host, and "
+                "the URL without it)"
+            )
+        if reach:
+            JudgeCache(os.fspath(target)).close()
+    except UsageError as exc:
+        raise UsageError(exc.message, command=command) from None
+    return os.fspath(target)
+
+
 def judge_on(
     xsettings: Any,
     samples: Sequence[Any],
@@ -68,14 +100,14 @@ def judge_on(
     if config.cache_path is None:
         raise UsageError(
             "--no-cache cannot be used with --executor dask (the workers share the cache; "
-            "expected a cache file)",
+            "expected a cache file or a postgresql:// URL)",
             command=command,
         )
     run_id = uuid.uuid4().hex[:12]
     # workers have their own working directory: every path they open is made absolute here
     config = dataclasses.replace(
         config,
-        cache_path=os.path.abspath(config.cache_path),
+        cache_path=worker_cache(config.cache_path, command=command),
         prices=tuple(os.path.abspath(p) if os.path.exists(p) else p for p in config.prices),
     )
     keyless = dataclasses.replace(config, api_key=None)  # workers read it from api_key_env

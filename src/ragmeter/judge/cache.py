@@ -1,10 +1,12 @@
-"""The request cache and the ledger table: one SQLite file (docs/judge.md).
+"""The request cache and the ledger table: one SQLite file, or PostgreSQL (docs/judge.md).
 
-WAL mode, ``synchronous=NORMAL``, ``busy_timeout=5000``; values are JSON (never pickle). Each
-reply is committed as soon as it arrives, so killing the process loses at most the in-flight
-calls and a re-run sends only the calls that never finished. Headers and keys are never stored:
-``request_json`` holds only messages, params and schema. :class:`CacheReader` looks entries up
-without ever writing to the file (the dashboard's sample page).
+A cache is named by a file path (SQLite) or a ``postgresql://`` URL (for Dask workers on several
+hosts, :mod:`ragmeter.judge.cache_pg`); :class:`JudgeCache` and :class:`CacheReader` open either.
+SQLite runs in WAL mode, ``synchronous=NORMAL``, ``busy_timeout=5000``; values are JSON (never
+pickle). Each reply is committed as soon as it arrives, so killing the process loses at most the
+in-flight calls and a re-run sends only the calls that never finished. Headers and keys are never
+stored: ``request_json`` holds only messages, params and schema. :class:`CacheReader` looks
+entries up without ever writing to the cache (the dashboard's sample page).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import time
 import weakref
@@ -20,10 +23,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, UsageError
 from ragmeter.judge.ledger import LEDGER_FIELDS
 
-__all__ = ["CacheEntry", "CacheReader", "JudgeCache", "cache_key", "canonical_json"]
+__all__ = [
+    "CacheEntry",
+    "CacheReader",
+    "JudgeCache",
+    "cache_key",
+    "canonical_json",
+    "is_cache_url",
+    "shown_cache",
+]
 
 SCHEMA_VERSION = "1"
 
@@ -69,6 +80,51 @@ _LEDGER_SQL = (
     f"INSERT INTO judge_ledger ({', '.join(LEDGER_FIELDS)}) "
     f"VALUES ({', '.join('?' for _ in LEDGER_FIELDS)})"
 )
+
+
+_SCHEME = re.compile(r"\A([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def is_cache_url(target: object) -> bool:
+    """True when ``target`` names a PostgreSQL cache (``postgresql://``, ``postgresql+psycopg://``)
+    rather than a SQLite file; any other ``scheme://`` is refused with one line.
+
+    >>> is_cache_url("postgresql://cache-host/ragmeter"), is_cache_url(".ragmeter/c.sqlite")
+    (True, False)
+    """
+    if not isinstance(target, str):
+        return False
+    m = _SCHEME.match(target.strip())
+    if m is None:
+        return False
+    scheme = m.group(1).lower()
+    if scheme == "postgresql" or scheme.startswith("postgresql+"):
+        return True
+    if scheme == "sqlite":
+        return False
+    raise UsageError(
+        f"unsupported judge cache {shown_cache(target)!r} (expected a file path or "
+        "postgresql://HOST/DATABASE)"
+    )
+
+
+def _sqlite_file(target: str | os.PathLike[str]) -> str | os.PathLike[str]:
+    """A ``sqlite:///PATH`` URL is the file PATH, as with the results store."""
+    if isinstance(target, str) and target.strip().lower().startswith("sqlite:///"):
+        return target.strip()[len("sqlite:///") :]
+    return target
+
+
+def shown_cache(target: str | os.PathLike[str] | None) -> str:
+    """The cache as messages, summaries and metadata show it: a URL without its password."""
+    if target is None:
+        return ":memory:"
+    text = os.fspath(target)
+    if _SCHEME.match(text.strip()):
+        from ragmeter.store.engine import display_url
+
+        return display_url(text.strip())
+    return text
 
 
 def _final_commit(db: sqlite3.Connection) -> None:
@@ -137,10 +193,29 @@ class CacheEntry:
 
 
 class JudgeCache:
-    """The SQLite request cache. ``path=None`` keeps everything in memory (``--no-cache``)."""
+    """The request cache. ``path`` is a SQLite file, a ``postgresql://`` URL (the instance is
+    then a :class:`~ragmeter.judge.cache_pg.PgJudgeCache`) or ``None``, which keeps everything
+    in memory (``--no-cache``)."""
+
+    # the statements whose wording differs between SQLite and PostgreSQL
+    _PUT_SQL = (
+        "INSERT OR REPLACE INTO judge_cache (key, model, prompt_version, params_json, "
+        "request_json, response_json, valid, created, latency_ms, tokens_in, tokens_out) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+    _SET_META_SQL = "INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)"
+
+    def __new__(
+        cls, path: str | os.PathLike[str] | None = None, *, store_requests: bool = True
+    ) -> JudgeCache:
+        if cls is JudgeCache and is_cache_url(path):
+            from ragmeter.judge.cache_pg import PgJudgeCache
+
+            return super().__new__(PgJudgeCache)
+        return super().__new__(cls)
 
     def __init__(self, path: str | os.PathLike[str] | None, *, store_requests: bool = True) -> None:
-        self.path = None if path is None else Path(path)
+        self.path = None if path is None else Path(_sqlite_file(path))
         self.store_requests = store_requests
         if self.path is None:
             self.db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
@@ -228,9 +303,7 @@ class JudgeCache:
     ) -> None:
         self._begin()
         self.db.execute(
-            "INSERT OR REPLACE INTO judge_cache (key, model, prompt_version, params_json, "
-            "request_json, response_json, valid, created, latency_ms, tokens_in, tokens_out) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            self._PUT_SQL,
             (
                 key,
                 model,
@@ -271,7 +344,7 @@ class JudgeCache:
 
     def set_meta(self, k: str, v: str) -> None:
         self._begin()
-        self.db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)", (k, v))
+        self.db.execute(self._SET_META_SQL, (k, v))
         self.commit()
 
     # -- ragmeter cache stats | prune | export -----------------------------------------------
@@ -289,18 +362,12 @@ class JudgeCache:
         models = dict(
             self.db.execute("SELECT model, COUNT(*) FROM judge_cache GROUP BY model ORDER BY model")
         )
-        size = 0
-        if self.path is not None:
-            for suffix in ("", "-wal", "-shm"):
-                p = Path(os.fspath(self.path) + suffix)
-                if p.exists():
-                    size += p.stat().st_size
         return {
-            "path": None if self.path is None else os.fspath(self.path),
+            "path": self.shown(),
             "entries": n,
             "valid": valid,
             "invalid": n - valid,
-            "size_bytes": size,
+            "size_bytes": self._size_bytes(),
             "models": models,
             "oldest": oldest,
             "newest": newest,
@@ -310,6 +377,19 @@ class JudgeCache:
             "lifetime_usd": round(spend, 10),
             "usd_unknown_calls": unknown,
         }
+
+    def shown(self) -> str | None:
+        """Where the cache is, as messages and summaries show it (never a password)."""
+        return None if self.path is None else os.fspath(self.path)
+
+    def _size_bytes(self) -> int:
+        size = 0
+        if self.path is not None:
+            for suffix in ("", "-wal", "-shm"):
+                p = Path(os.fspath(self.path) + suffix)
+                if p.exists():
+                    size += p.stat().st_size
+        return size
 
     def prune(self, older_than_s: float) -> int:
         cutoff = time.time() - older_than_s
@@ -363,8 +443,15 @@ class CacheReader:
     or the file changed) the lookup is repeated the ordinary read-only way.
     """
 
+    def __new__(cls, path: str | os.PathLike[str]) -> CacheReader:
+        if cls is CacheReader and is_cache_url(path):
+            from ragmeter.judge.cache_pg import PgCacheReader
+
+            return super().__new__(PgCacheReader)
+        return super().__new__(cls)
+
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path).absolute()
+        self.path = Path(_sqlite_file(path)).absolute()
 
     def exists(self) -> bool:
         return self.path.is_file()
