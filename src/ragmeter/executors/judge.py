@@ -77,6 +77,33 @@ def worker_cache(
     return os.fspath(target)
 
 
+def _driver_host() -> str:
+    import socket
+
+    return socket.gethostname()
+
+
+def _one_host_for_sqlite(executor: Any, cache: str, command: str) -> None:
+    """A SQLite cache is shared only by workers on the driver's own host: SQLite's locking is
+    unsafe over network filesystems, and a worker that cannot see the file would start a cache
+    of its own, sending again what the others already paid for."""
+    from ragmeter.judge.cache import is_cache_url
+
+    client = getattr(executor, "client", None)
+    if client is None or is_cache_url(cache):
+        return
+    import socket
+
+    here = _driver_host()
+    hosts = client.run(socket.gethostname)  # {worker address: its host name}
+    if any(host != here for host in hosts.values()):
+        raise UsageError(
+            "the SQLite judge cache cannot be shared by workers on several hosts (SQLite "
+            "locking is unsafe over network filesystems); use --cache postgresql+psycopg://...",
+            command=command,
+        )
+
+
 def judge_on(
     xsettings: Any,
     samples: Sequence[Any],
@@ -120,6 +147,7 @@ def judge_on(
             check = getattr(executor, "check_visible", None)
             if check is not None:
                 check([], work_dir=work.root)
+            _one_host_for_sqlite(executor, config.cache_path, command)
             meta = executor.describe()
             workers = int(meta.get("workers") or 1)
             parts = judge_shards(len(samples), workers, xsettings.partitions)
