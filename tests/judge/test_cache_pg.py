@@ -317,3 +317,31 @@ def test_the_dashboard_reads_a_postgresql_cache_without_showing_the_password(
         state["status"] == "unreadable" and "cannot connect to the judge cache" in state["message"]
     )
     assert PASSWORD not in json.dumps(state)
+
+
+def test_a_runner_config_keeps_a_cache_url_and_joins_a_relative_file(tmp_path):
+    from ragmeter.runner.judge_settings import resolve_judge
+
+    url = "postgresql://ragmeter@cache-host/judge"
+    block = {"model": "m", "base_url": "http://127.0.0.1:9/v1"}
+    assert resolve_judge({**block, "cache": url}, str(tmp_path)).config.cache_path == url
+    joined = resolve_judge({**block, "cache": "c.sqlite"}, str(tmp_path)).config.cache_path
+    assert joined == str(tmp_path / "c.sqlite")
+
+
+def test_a_server_gone_during_a_run_is_one_line_naming_the_cache(pg_cluster):
+    import psycopg
+
+    url = pg_cluster.new_database().replace("//ragmeter@", f"//ragmeter:{PASSWORD}@")
+    db = JudgeCache(url)
+    _put(db, "k1", {"v": 1})
+    pid = db.db.conn.info.backend_pid
+    admin = url.rsplit("/", 1)[0].replace("+psycopg", "") + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as c:  # the server ends this session
+        c.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    with pytest.raises(
+        InputError, match=r"^postgresql\+psycopg://ragmeter:\*\*\*@.*: the judge cache failed"
+    ) as info:
+        db.get("k1")
+    assert PASSWORD not in str(info.value) and "\n" not in str(info.value)
+    db.close()

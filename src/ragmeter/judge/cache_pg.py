@@ -124,13 +124,23 @@ def connect(url: Any, *, readonly: bool = False) -> Any:
 
 class _Conn:
     """The connection as the SQLite code uses it: ``execute(sql, params)`` with ``?`` marks
-    (none of the cache's statements holds a literal ``?`` or ``%``)."""
+    (none of the cache's statements holds a literal ``?`` or ``%``). A server that goes away
+    during a run is one line naming the cache, not a driver traceback."""
 
-    def __init__(self, conn: Any) -> None:
+    def __init__(self, conn: Any, shown: str, password: str | None) -> None:
         self.conn = conn
+        self.shown = shown
+        self.password = password
 
     def execute(self, sql: str, params: Iterable[Any] = ()) -> Any:
-        return self.conn.execute(sql.replace("?", "%s"), tuple(params))
+        import psycopg
+
+        try:
+            return self.conn.execute(sql.replace("?", "%s"), tuple(params))
+        except psycopg.Error as exc:
+            raise InputError(
+                f"the judge cache failed ({_driver_text(exc, self.password)})", path=self.shown
+            ) from None
 
     def close(self) -> None:
         self.conn.close()
@@ -177,7 +187,7 @@ class PgJudgeCache(JudgeCache):
                 f"not a usable ragmeter judge cache ({_driver_text(exc, self.url.password)})",
                 path=self._shown,
             ) from None
-        self.db: Any = _Conn(conn)
+        self.db: Any = _Conn(conn, self._shown, self.url.password)
         self._in_tx = False
         self._pending = 0
         self._last_commit = time.monotonic()
