@@ -186,15 +186,15 @@ def test_two_processes_writing_the_same_keys_never_fail(target):
 # -- the command line -------------------------------------------------------------------------
 
 
+METRICS = ("-m", "faithfulness", "-m", "context_precision")
+
+
 def _judge(inp: Path, cache: str, name: str) -> tuple[str, dict, str, str]:
     out, per = Path(f"{name}.json"), Path(f"{name}.jsonl")
     res = invoke(
         "judge",
         str(inp),
-        "-m",
-        "faithfulness",
-        "-m",
-        "context_precision",
+        *METRICS,
         "--cache",
         cache,
         "--output",
@@ -234,6 +234,10 @@ def test_a_run_on_postgresql_equals_one_on_sqlite_and_a_rerun_is_all_hits(
     assert again["cost"]["cache_hits"] == 15 and again["cost"]["calls_sent"] == 0
     assert again["metrics"] == remote["metrics"]
     assert _scores(per_again) == _scores(per_pg)  # the records' call counts are per run
+    dry = invoke("judge", str(inp), *METRICS, "--cache", url, "--dry-run", "--json")
+    assert dry.code == 0, dry.stderr
+    # every first-stage call is found in the PostgreSQL cache (5 statements + 5 usefulness)
+    assert json.loads(dry.stdout)["total"]["cached"] == 10 and fake.requests == []
     stats = invoke("cache", "stats", "--cache", url)
     assert stats.code == 0, stats.stderr
     assert "cache        postgresql+psycopg://ragmeter:***@127.0.0.1:" in stats.stdout
@@ -263,6 +267,10 @@ def test_an_unreachable_server_is_one_line_exit_2_without_the_password(tmp_path,
     assert res.code == 2 and res.stdout == "" and len(res.stderr.splitlines()) == 1
     assert "cannot connect to the judge cache" in res.stderr and "ragmeter:***@" in res.stderr
     assert PASSWORD not in res.stderr and fake.requests == []
+    dry = invoke("judge", str(inp), *METRICS, "--cache", url, "--dry-run", "--json")
+    assert dry.code == 0, dry.stderr
+    # every first-stage call is found in the PostgreSQL cache (5 statements + 5 usefulness)
+    assert json.loads(dry.stdout)["total"]["cached"] == 10 and fake.requests == []
     stats = invoke("cache", "stats", "--cache", url)
     assert stats.code == 2 and PASSWORD not in stats.stderr
 
