@@ -30,6 +30,11 @@ def _judge(inp: Path, cache: str, name: str, *extra: str) -> tuple[dict, str]:
     return json.loads(r.stdout), per.read_text(encoding="utf-8")
 
 
+def _scores(per_sample: str) -> list[tuple]:
+    rows = map(json.loads, per_sample.splitlines())
+    return [(r["id"], r["metric"], r["status"], r["value"]) for r in rows]
+
+
 def test_two_workers_on_other_hosts_share_a_postgresql_cache(
     fake,  # noqa: F811
     tmp_path,
@@ -76,3 +81,27 @@ def test_a_sqlite_cache_is_refused_for_workers_on_other_hosts(
         "ragmeter judge: the SQLite judge cache cannot be shared by workers on several hosts"
     )
     assert "use --cache postgresql+psycopg://..." in r.stderr and fake.requests == []
+
+
+def test_workers_waiting_for_a_key_read_the_reply_from_postgresql(
+    fake,  # noqa: F811
+    tmp_path,
+    scheduler,
+    pg_cluster,
+    elsewhere,
+):
+    # 12 samples, 3 distinct texts: every shard holds keys that other shards are sending, so
+    # workers wait for each other's replies and read them from the server
+    rows = [dict(row, id=f"s{i}") for i, row in enumerate(samples(3) * 4)]
+    inp = write_jsonl(tmp_path / "in.jsonl", rows)
+    local, local_rows = _judge(inp, "local.sqlite", "local")
+    sent_locally = len(fake.requests)
+    fake.reset()
+    url = pg_cluster.new_database()
+    remote, remote_rows = _judge(inp, url, "remote", "--scheduler", scheduler, "--partitions", "4")
+    remote.pop("executor")
+    assert sent_locally == len(fake.requests) == 9  # 3 texts x 3 calls, each sent once
+    assert max(Counter(r.digest for r in fake.requests).values()) == 1
+    assert remote["metrics"] == local["metrics"]
+    assert _scores(remote_rows) == _scores(local_rows)  # every sample's values, in input order
+    assert remote["cost"]["calls_sent"] + remote["cost"]["cache_hits"] == 36
