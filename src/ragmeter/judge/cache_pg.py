@@ -23,7 +23,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ragmeter.errors import InputError, UsageError
-from ragmeter.judge.cache import SCHEMA_VERSION, CacheReader, JudgeCache
+from ragmeter.judge.cache import SCHEMA_VERSION, JudgeCache
+from ragmeter.judge.cache_reader import CacheReader
 
 __all__ = ["PgCacheReader", "PgJudgeCache", "connect", "parse_url"]
 
@@ -77,7 +78,7 @@ _EXPORT_BATCH = 1000
 
 def parse_url(text: str) -> Any:
     """The SQLAlchemy URL of a ``postgresql://`` cache (parsed as the results store's are)."""
-    from ragmeter.judge.cache import shown_cache
+    from ragmeter.judge.cache_url import shown_cache
     from ragmeter.store.engine import normalize_url
 
     try:
