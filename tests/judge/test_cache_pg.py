@@ -16,6 +16,7 @@ from ragmeter.errors import InputError
 from ragmeter.judge.cache import SCHEMA_VERSION, CacheReader, JudgeCache
 from ragmeter.judge.ledger import LEDGER_FIELDS
 from tests.helpers import invoke
+from tests.judge.fake_openai import SENTINEL_KEY
 from tests.judge.test_cli import samples, write_jsonl
 
 PASSWORD = "pw-SENTINEL-5e1d"  # trust authentication accepts it; it must never be shown
@@ -246,6 +247,13 @@ def test_a_run_on_postgresql_equals_one_on_sqlite_and_a_rerun_is_all_hits(
     assert invoke("cache", "export", str(export), "--cache", url).code == 0
     assert len(export.read_text().splitlines()) == 15
     written = [p.read_text(errors="replace") for p in tmp_path.iterdir() if p.is_file()]
+    # the API key is in no table of the PostgreSQL cache (judge_cache, judge_ledger, meta)
+    import psycopg
+
+    with psycopg.connect(url.replace("+psycopg", "")) as conn:
+        for table in ("judge_cache", "judge_ledger", "meta"):
+            dump = conn.execute(f"SELECT {table}::text FROM {table}").fetchall()
+            assert dump and SENTINEL_KEY not in repr(dump)
     for text in [*written, shown, shown_again, stats.stdout + stats.stderr]:
         assert PASSWORD not in text
 
