@@ -144,8 +144,11 @@ def register(app: typer.Typer) -> None:
             None, "--max-attempts", min=1, help="Attempts per call (default 6)."
         ),
         cache: Annotated[
-            Path | None,
-            typer.Option("--cache", help="Cache file (default .ragmeter/judge-cache.sqlite)."),
+            str | None,
+            typer.Option(
+                "--cache",
+                help="Cache file (default .ragmeter/judge-cache.sqlite) or postgresql:// URL.",
+            ),
         ] = None,
         no_cache: bool = typer.Option(
             False, "--no-cache", help="Use no cache file (in-memory only)."
@@ -239,7 +242,9 @@ def register(app: typer.Typer) -> None:
 
     @cache_app.command("stats")
     def cache_stats(
-        cache: Annotated[Path | None, typer.Option("--cache", help="Cache file.")] = None,
+        cache: Annotated[
+            str | None, typer.Option("--cache", help="Cache file or postgresql:// URL.")
+        ] = None,
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """Entries, size, hit rate and lifetime spend."""
@@ -270,7 +275,9 @@ def register(app: typer.Typer) -> None:
         older_than: str = typer.Option(
             ..., "--older-than", help="Delete entries older than this (30d, 12h, …)."
         ),
-        cache: Annotated[Path | None, typer.Option("--cache", help="Cache file.")] = None,
+        cache: Annotated[
+            str | None, typer.Option("--cache", help="Cache file or postgresql:// URL.")
+        ] = None,
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """Delete old cache entries."""
@@ -290,7 +297,9 @@ def register(app: typer.Typer) -> None:
         out: Annotated[
             Path, typer.Argument(metavar="OUT.jsonl", help="Where to write the entries.")
         ],
-        cache: Annotated[Path | None, typer.Option("--cache", help="Cache file.")] = None,
+        cache: Annotated[
+            str | None, typer.Option("--cache", help="Cache file or postgresql:// URL.")
+        ] = None,
     ) -> None:
         """Write every cache entry as JSON lines (requests, replies, validity)."""
         db = _open_cache(cache, "cache export")
@@ -331,13 +340,19 @@ def register(app: typer.Typer) -> None:
         _run_answer_correctness(in_file, out_file, config_path, compat)
 
 
-def _open_cache(path: Path | None, command: str) -> Any:
+def _open_cache(path: str | None, command: str) -> Any:
     import os
 
     from ragmeter.errors import UsageError
-    from ragmeter.judge.cache import JudgeCache
+    from ragmeter.judge.cache import JudgeCache, is_cache_url
 
-    target = path or Path(os.environ.get("RAGMETER_JUDGE_CACHE") or ".ragmeter/judge-cache.sqlite")
+    given = path or os.environ.get("RAGMETER_JUDGE_CACHE") or ".ragmeter/judge-cache.sqlite"
+    try:
+        if is_cache_url(given):  # a server: the tables are created if the database is new
+            return JudgeCache(given)
+    except UsageError as exc:
+        raise UsageError(exc.message, command=command) from None
+    target = Path(given)
     if not target.exists():
         raise UsageError(f"no judge cache at {target}", command=command)
     return JudgeCache(target)

@@ -223,11 +223,13 @@ def _run_judge(a: dict[str, Any]) -> int:
         ]
 
     if a["dry_run"]:
-        from ragmeter.judge.cache import JudgeCache
+        from ragmeter.judge.cache import JudgeCache, is_cache_url
         from ragmeter.judge.estimate import estimate, format_estimate, merge_estimates
 
         db = None
-        if cfg.cache_path is not None and Path(cfg.cache_path).exists():
+        if cfg.cache_path is not None and (
+            is_cache_url(cfg.cache_path) or Path(cfg.cache_path).exists()
+        ):
             db = JudgeCache(cfg.cache_path)
         try:
             ests = [estimate(s, m, config=cfg, cache=db) for s, m in groups]

@@ -73,10 +73,11 @@ def register(app: typer.Typer) -> None:
         ] = "127.0.0.1",
         port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port.")] = 8150,
         judge_cache: Annotated[
-            Path | None,
+            str | None,
             typer.Option(
                 "--judge-cache",
-                help="The judge's cache file, read-only: sample pages show each judge call's "
+                help="The judge's cache file or postgresql:// URL, read-only: sample pages show "
+                "each judge call's "
                 "prompt and reply (default: $RAGMETER_JUDGE_CACHE, else "
                 ".ragmeter/judge-cache.sqlite).",
             ),
@@ -94,6 +95,8 @@ def register(app: typer.Typer) -> None:
                 "pip install 'ragmeter[web]'",
                 command="serve",
             ) from None
+        from ragmeter.judge.cache import CacheReader, shown_cache
+
         cache_path = _judge_cache_path(judge_cache)
         # the store first: a bad --store is named even when --host or --port is wrong too
         handle = open_existing_store(store, "serve", pool_size=DASHBOARD_WORKERS)
@@ -106,7 +109,8 @@ def register(app: typer.Typer) -> None:
             handle, allowed_hosts=hosts, judge_cache=cache_path, max_busy=DASHBOARD_WORKERS
         )
         shown = f"[{host}]" if ":" in host else host
-        cache_note = f"judge cache {cache_path}; " if cache_path.is_file() else ""
+        cache_shown = shown_cache(cache_path)
+        cache_note = f"judge cache {cache_shown}; " if CacheReader(cache_path).exists() else ""
         print(
             f"ragmeter dashboard: http://{shown}:{port}/  (store {handle.url}; {cache_note}"
             "read-only; Ctrl+C stops it)",
@@ -126,15 +130,24 @@ def register(app: typer.Typer) -> None:
             handle.close()
 
 
-def _judge_cache_path(given: Path | None) -> Path:
+def _judge_cache_path(text: str | None) -> Path | str:
     """The judge cache the sample pages read: ``--judge-cache`` (which must exist), else
     ``$RAGMETER_JUDGE_CACHE``, else the judge's default file. Those two may be absent: the
     dashboard starts all the same and a sample page with judge calls says the cache is missing.
+    A ``postgresql://`` URL is kept as it is (read-only sessions; docs/judge.md).
     """
     import os
 
     from ragmeter.errors import UsageError
+    from ragmeter.judge.cache import is_cache_url
 
+    env = os.environ.get("RAGMETER_JUDGE_CACHE")
+    try:
+        if is_cache_url(text if text is not None else env):
+            return text if text is not None else env  # type: ignore[return-value]
+    except UsageError as exc:
+        raise UsageError(exc.message, command="serve") from None
+    given = None if text is None else Path(text)
     if given is not None:
         if not given.is_file():
             what = "is a folder" if given.is_dir() else "does not exist"
@@ -144,7 +157,6 @@ def _judge_cache_path(given: Path | None) -> Path:
                 command="serve",
             )
         return given.absolute()
-    env = os.environ.get("RAGMETER_JUDGE_CACHE")
     return Path(env or ".ragmeter/judge-cache.sqlite").absolute()
 
 

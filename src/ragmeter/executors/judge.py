@@ -3,7 +3,8 @@
 Every shard holds whole samples (all their metrics and repeats) and runs the judge's own asyncio
 runtime on its worker; the run's rate limit, in-flight slots, 429 back-off, cost budget and
 single-flight are held by one :class:`~ragmeter.judge.coordinator.JudgeCoordinator` (a Dask
-actor), and the SQLite cache is the one file of this host. The driver then assembles the result
+actor), and the cache is the SQLite file of this host or, for workers on several hosts, a
+PostgreSQL database (:mod:`ragmeter.judge.cache_pg`). The driver then assembles the result
 with the in-process function, from the outcomes the shards returned (no call is made again), so
 scores, statuses and per-sample costs are those of an in-process run.
 """
@@ -45,6 +46,64 @@ def _replayed(run_id: str, rows: list[dict[str, Any]]) -> Any:
     return ledger
 
 
+def worker_cache(
+    target: str | os.PathLike[str], *, command: str = "judge", reach: bool = True
+) -> str:
+    """The cache as the workers are told it: a SQLite file by its absolute path (workers have
+    their own working directory), a PostgreSQL URL as given, after the driver has reached the
+    server once (an unreachable server is one line here, not a failed shard on each worker).
+
+    A URL carrying a password is refused: it would be written to the work dir and sent to
+    every worker in the task specs. The workers read it from libpq's own sources instead,
+    ``PGPASSWORD`` or ``~/.pgpass`` (docs/judge.md, "The cache on PostgreSQL")."""
+    from ragmeter.judge.cache import JudgeCache, is_cache_url
+
+    try:
+        if not is_cache_url(target):
+            return os.path.abspath(target)
+        from ragmeter.judge.cache_pg import parse_url
+
+        url = parse_url(os.fspath(target))
+        if url.password is not None:
+            raise UsageError(
+                "a password in the judge cache URL would be sent to every worker and written "
+                "to the work dir (expected it in PGPASSWORD or ~/.pgpass on each host, and "
+                "the URL without it)"
+            )
+        if reach:
+            JudgeCache(os.fspath(target)).close()
+    except UsageError as exc:
+        raise UsageError(exc.message, command=command) from None
+    return os.fspath(target)
+
+
+def _driver_host() -> str:
+    import socket
+
+    return socket.gethostname()
+
+
+def _one_host_for_sqlite(executor: Any, cache: str, command: str) -> None:
+    """A SQLite cache is shared only by workers on the driver's own host: SQLite's locking is
+    unsafe over network filesystems, and a worker that cannot see the file would start a cache
+    of its own, sending again what the others already paid for."""
+    from ragmeter.judge.cache import is_cache_url
+
+    client = getattr(executor, "client", None)
+    if client is None or is_cache_url(cache):
+        return
+    import socket
+
+    here = _driver_host()
+    hosts = client.run(socket.gethostname)  # {worker address: its host name}
+    if any(host != here for host in hosts.values()):
+        raise UsageError(
+            "the SQLite judge cache cannot be shared by workers on several hosts (SQLite "
+            "locking is unsafe over network filesystems); use --cache postgresql+psycopg://...",
+            command=command,
+        )
+
+
 def judge_on(
     xsettings: Any,
     samples: Sequence[Any],
@@ -68,14 +127,14 @@ def judge_on(
     if config.cache_path is None:
         raise UsageError(
             "--no-cache cannot be used with --executor dask (the workers share the cache; "
-            "expected a cache file)",
+            "expected a cache file or a postgresql:// URL)",
             command=command,
         )
     run_id = uuid.uuid4().hex[:12]
     # workers have their own working directory: every path they open is made absolute here
     config = dataclasses.replace(
         config,
-        cache_path=os.path.abspath(config.cache_path),
+        cache_path=worker_cache(config.cache_path, command=command),
         prices=tuple(os.path.abspath(p) if os.path.exists(p) else p for p in config.prices),
     )
     keyless = dataclasses.replace(config, api_key=None)  # workers read it from api_key_env
@@ -88,6 +147,7 @@ def judge_on(
             check = getattr(executor, "check_visible", None)
             if check is not None:
                 check([], work_dir=work.root)
+            _one_host_for_sqlite(executor, config.cache_path, command)
             meta = executor.describe()
             workers = int(meta.get("workers") or 1)
             parts = judge_shards(len(samples), workers, xsettings.partitions)

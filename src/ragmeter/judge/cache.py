@@ -1,10 +1,12 @@
-"""The request cache and the ledger table: one SQLite file (docs/judge.md).
+"""The request cache and the ledger table: one SQLite file, or PostgreSQL (docs/judge.md).
 
-WAL mode, ``synchronous=NORMAL``, ``busy_timeout=5000``; values are JSON (never pickle). Each
-reply is committed as soon as it arrives, so killing the process loses at most the in-flight
-calls and a re-run sends only the calls that never finished. Headers and keys are never stored:
-``request_json`` holds only messages, params and schema. :class:`CacheReader` looks entries up
-without ever writing to the file (the dashboard's sample page).
+A cache is named by a file path (SQLite) or a ``postgresql://`` URL (for Dask workers on several
+hosts, :mod:`ragmeter.judge.cache_pg`); :class:`JudgeCache` and :class:`CacheReader` open either.
+SQLite runs in WAL mode, ``synchronous=NORMAL``, ``busy_timeout=5000``; values are JSON (never
+pickle). Each reply is committed as soon as it arrives, so killing the process loses at most the
+in-flight calls and a re-run sends only the calls that never finished. Headers and keys are never
+stored: ``request_json`` holds only messages, params and schema. :class:`CacheReader` looks
+entries up without ever writing to the cache (the dashboard's sample page).
 """
 
 from __future__ import annotations
@@ -15,15 +17,25 @@ import os
 import sqlite3
 import time
 import weakref
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import InputError
+from ragmeter.judge.cache_reader import CacheReader
+from ragmeter.judge.cache_url import _sqlite_file, is_cache_url, shown_cache
 from ragmeter.judge.ledger import LEDGER_FIELDS
 
-__all__ = ["CacheEntry", "CacheReader", "JudgeCache", "cache_key", "canonical_json"]
+__all__ = [
+    "CacheEntry",
+    "CacheReader",
+    "JudgeCache",
+    "cache_key",
+    "canonical_json",
+    "is_cache_url",
+    "shown_cache",
+]
 
 SCHEMA_VERSION = "1"
 
@@ -137,10 +149,29 @@ class CacheEntry:
 
 
 class JudgeCache:
-    """The SQLite request cache. ``path=None`` keeps everything in memory (``--no-cache``)."""
+    """The request cache. ``path`` is a SQLite file, a ``postgresql://`` URL (the instance is
+    then a :class:`~ragmeter.judge.cache_pg.PgJudgeCache`) or ``None``, which keeps everything
+    in memory (``--no-cache``)."""
+
+    # the statements whose wording differs between SQLite and PostgreSQL
+    _PUT_SQL = (
+        "INSERT OR REPLACE INTO judge_cache (key, model, prompt_version, params_json, "
+        "request_json, response_json, valid, created, latency_ms, tokens_in, tokens_out) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+    _SET_META_SQL = "INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)"
+
+    def __new__(
+        cls, path: str | os.PathLike[str] | None = None, *, store_requests: bool = True
+    ) -> JudgeCache:
+        if cls is JudgeCache and is_cache_url(path):
+            from ragmeter.judge.cache_pg import PgJudgeCache
+
+            return super().__new__(PgJudgeCache)
+        return super().__new__(cls)
 
     def __init__(self, path: str | os.PathLike[str] | None, *, store_requests: bool = True) -> None:
-        self.path = None if path is None else Path(path)
+        self.path = None if path is None else Path(_sqlite_file(path))
         self.store_requests = store_requests
         if self.path is None:
             self.db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
@@ -228,9 +259,7 @@ class JudgeCache:
     ) -> None:
         self._begin()
         self.db.execute(
-            "INSERT OR REPLACE INTO judge_cache (key, model, prompt_version, params_json, "
-            "request_json, response_json, valid, created, latency_ms, tokens_in, tokens_out) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            self._PUT_SQL,
             (
                 key,
                 model,
@@ -271,7 +300,7 @@ class JudgeCache:
 
     def set_meta(self, k: str, v: str) -> None:
         self._begin()
-        self.db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)", (k, v))
+        self.db.execute(self._SET_META_SQL, (k, v))
         self.commit()
 
     # -- ragmeter cache stats | prune | export -----------------------------------------------
@@ -289,18 +318,12 @@ class JudgeCache:
         models = dict(
             self.db.execute("SELECT model, COUNT(*) FROM judge_cache GROUP BY model ORDER BY model")
         )
-        size = 0
-        if self.path is not None:
-            for suffix in ("", "-wal", "-shm"):
-                p = Path(os.fspath(self.path) + suffix)
-                if p.exists():
-                    size += p.stat().st_size
         return {
-            "path": None if self.path is None else os.fspath(self.path),
+            "path": self.shown(),
             "entries": n,
             "valid": valid,
             "invalid": n - valid,
-            "size_bytes": size,
+            "size_bytes": self._size_bytes(),
             "models": models,
             "oldest": oldest,
             "newest": newest,
@@ -310,6 +333,19 @@ class JudgeCache:
             "lifetime_usd": round(spend, 10),
             "usd_unknown_calls": unknown,
         }
+
+    def shown(self) -> str | None:
+        """Where the cache is, as messages and summaries show it (never a password)."""
+        return None if self.path is None else os.fspath(self.path)
+
+    def _size_bytes(self) -> int:
+        size = 0
+        if self.path is not None:
+            for suffix in ("", "-wal", "-shm"):
+                p = Path(os.fspath(self.path) + suffix)
+                if p.exists():
+                    size += p.stat().st_size
+        return size
 
     def prune(self, older_than_s: float) -> int:
         cutoff = time.time() - older_than_s
@@ -345,77 +381,3 @@ class JudgeCache:
 
     def __len__(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM judge_cache").fetchone()[0]
-
-
-_READ_SQL = (
-    "SELECT key, model, prompt_version, request_json, response_json, valid, created "
-    "FROM judge_cache WHERE key IN ({})"
-)
-
-
-class CacheReader:
-    """Read-only lookups in a judge cache file, for ``ragmeter serve --judge-cache``.
-
-    The file is opened with the SQLite URI ``mode=ro`` (and ``PRAGMA query_only``) for each
-    lookup, so nothing is ever written, created or left open. When no ``-wal`` file exists the
-    database is fully checkpointed and is read with ``immutable=1`` as well, which needs no
-    shared-memory file either; if a judge run wrote to it meanwhile (the ``-wal`` file appeared
-    or the file changed) the lookup is repeated the ordinary read-only way.
-    """
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path).absolute()
-
-    def exists(self) -> bool:
-        return self.path.is_file()
-
-    def _fingerprint(self) -> tuple[int, int, bool]:
-        stat = self.path.stat()
-        return stat.st_mtime_ns, stat.st_size, Path(f"{self.path}-wal").exists()
-
-    def _query(self, uri: str, keys: list[str]) -> dict[str, dict[str, Any]]:
-        db = sqlite3.connect(uri, uri=True, timeout=5.0, isolation_level=None)
-        try:
-            db.execute("PRAGMA query_only=ON")
-            out: dict[str, dict[str, Any]] = {}
-            for start in range(0, len(keys), 500):
-                part = keys[start : start + 500]
-                sql = _READ_SQL.format(", ".join("?" for _ in part))
-                for key, model, pv, req, resp, valid, created in db.execute(sql, part):
-                    request = json.loads(req) if req is not None else None
-                    out[key] = {
-                        "key": key,
-                        "model": model,
-                        "prompt_version": pv,
-                        "messages": request.get("messages") if request else None,
-                        "response": json.loads(resp),
-                        "valid": bool(valid),
-                        "created": created,
-                    }
-            return out
-        finally:
-            db.close()
-
-    def lookup(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
-        """The entries of ``keys`` that the cache holds (a pruned one is simply absent).
-
-        Raises :class:`FileNotFoundError` when the file is gone and
-        :class:`~ragmeter.errors.InputError` when it is not a readable judge cache.
-        """
-        wanted = sorted(set(keys))
-        if not wanted:
-            return {}
-        if not self.exists():
-            raise FileNotFoundError(os.fspath(self.path))
-        uri = self.path.as_uri()
-        try:
-            before = self._fingerprint()
-            if not before[2]:
-                found = self._query(f"{uri}?mode=ro&immutable=1", wanted)
-                if self._fingerprint() == before:
-                    return found
-            return self._query(f"{uri}?mode=ro", wanted)
-        except (sqlite3.Error, ValueError) as exc:
-            raise InputError(
-                f"cannot read the judge cache ({exc})", path=os.fspath(self.path)
-            ) from None

@@ -27,6 +27,7 @@ class JudgeTool:
         self.settings = settings
 
     def _config(self, budget: float, repeats: int) -> Any:
+        from ragmeter.judge.cache import is_cache_url
         from ragmeter.judge.config import load_config_file, resolve_config
 
         s = self.settings
@@ -35,7 +36,11 @@ class JudgeTool:
             {"repeats": repeats, "max_cost_usd": budget},
             settings=loaded.settings if loaded else None,
         )
-        if cfg.cache_path is not None and not Path(cfg.cache_path).is_absolute():
+        if (
+            cfg.cache_path is not None
+            and not is_cache_url(cfg.cache_path)
+            and not Path(cfg.cache_path).is_absolute()
+        ):
             # the judge cache lives under the first root, like every file the server writes
             cfg = dataclasses.replace(cfg, cache_path=str(s.roots.first / cfg.cache_path))
         return cfg

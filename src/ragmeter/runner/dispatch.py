@@ -70,8 +70,11 @@ def _without_secret(ctx: Any) -> Any:
     judge = getattr(ctx, "judge", None)
     config = getattr(judge, "config", None)
     if config is not None:
-        # workers have their own working directory: the cache file is the driver's
-        cache = config.cache_path and os.path.abspath(config.cache_path)
+        # workers have their own working directory: the cache file is the driver's (a
+        # PostgreSQL URL is kept as it is, and refused if it carries a password)
+        from ragmeter.executors.judge import worker_cache
+
+        cache = config.cache_path and worker_cache(config.cache_path, command="run", reach=False)
         config = dataclasses.replace(config, api_key=None, cache_path=cache)
         judge = dataclasses.replace(judge, config=config)
     return dataclasses.replace(ctx, judge=judge, progress=_no_progress)

@@ -42,8 +42,9 @@ def _with_paths(block: Mapping[str, Any] | None, base_dir: str | None) -> dict[s
         return None
     out = dict(block)
     if base_dir:
-        if isinstance(out.get("cache"), str) and not os.path.isabs(out["cache"]):
-            out["cache"] = os.path.join(base_dir, out["cache"])
+        cache = out.get("cache")
+        if isinstance(cache, str) and not os.path.isabs(cache) and "://" not in cache:
+            out["cache"] = os.path.join(base_dir, cache)  # a postgresql:// URL stays as it is
         prices = out.get("prices")
         if isinstance(prices, str):
             prices = [prices]
