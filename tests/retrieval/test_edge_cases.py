@@ -331,3 +331,25 @@ def test_heritage_ties_broken_by_docno_descending():
     res = evaluate(v["input"]["qrels"], v["input"]["run"], ["recip_rank"])
     assert res.summary["recip_rank"] == v["expected"]["trec_eval_recip_rank"]
     assert res.summary["recip_rank"] != v["expected"]["ranx_mrr"]
+
+
+@pytest.mark.parametrize(
+    ("sep", "inner"),
+    [("\t", b" "), (" ", b"\t"), (" ", b"\x0b"), (" ", b"\x0c"), (" ", b"\r"), ("\t", b"\r")],
+)
+@pytest.mark.parametrize("extra", [(), ("--stream",)])
+def test_whitespace_of_another_kind_after_the_first_lines_splits_fields(
+    trec_parser, write, sep, inner, extra
+):
+    # The first lines decide how a file is parsed; trec_eval splits every line on any
+    # whitespace, so "dx<ws>y" on line 3,001 retrieves dx (it is judged relevant) there too.
+    lines = [
+        sep.join(["1", "Q0", f"d{i}", str(i), f"{1000 - i / 10}", "r"]).encode()
+        for i in range(3000)
+    ]
+    lines.append(sep.encode().join([b"1", b"Q0", b"dx" + inner + b"y", b"3001", b"0.5", b"r"]))
+    run = write("run", b"\n".join(lines) + b"\n")
+    qrels = write("qrels", "1 0 dx 1\n1 0 zz 1\n")
+    res = invoke("trec", *extra, "-m", "num_ret", "-m", "num_rel_ret", qrels, run)
+    assert res.code == 0, res.stderr
+    assert res.stdout.split() == ["num_ret", "all", "3001", "num_rel_ret", "all", "1"]
