@@ -323,12 +323,23 @@ LEDGER_FIELDS = (
 
 @dataclass
 class Totals:
+    """Counts and the cost of a set of ledger rows, the same in whatever order they are added.
+
+    Calls finish in an order that changes from run to run (and across Dask workers), so the
+    cost is summed exactly: the partial sums of Shewchuk's algorithm (as in ``math.fsum``),
+    rounded once when read.
+    """
+
     calls_sent: int = 0
     cache_hits: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
-    usd: float = 0.0
     usd_unknown_calls: int = 0
+    _partials: list[float] = field(default_factory=list, repr=False)
+
+    @property
+    def usd(self) -> float:
+        return math.fsum(self._partials)
 
     def add(self, row: Mapping[str, Any]) -> None:
         if row["cache_hit"]:
@@ -340,7 +351,7 @@ class Totals:
         if row["cost_usd"] is None:
             self.usd_unknown_calls += 1
         else:
-            self.usd += row["cost_usd"]
+            _add_exact(self._partials, float(row["cost_usd"]))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -352,6 +363,23 @@ class Totals:
             "usd": None if self.usd_unknown_calls else round(self.usd, 10),
             "usd_unknown_calls": self.usd_unknown_calls,
         }
+
+
+def _add_exact(partials: list[float], x: float) -> None:
+    """Add ``x`` to the non-overlapping partial sums ``partials`` without rounding error
+    (Shewchuk 1997, "Adaptive precision floating-point arithmetic"; the recipe behind
+    ``math.fsum``)."""
+    i = 0
+    for y in partials:
+        if abs(x) < abs(y):
+            x, y = y, x
+        hi = x + y
+        lo = y - (hi - x)
+        if lo:
+            partials[i] = lo
+            i += 1
+        x = hi
+    partials[i:] = [x]
 
 
 @dataclass

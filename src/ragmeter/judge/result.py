@@ -255,7 +255,8 @@ def build_result(
     metadata = {
         "judge": judge_meta,
         "cost": cost,
-        "cost_per_metric": {k: v.to_dict() for k, v in runtime.ledger.per_metric.items()}
+        # by name: the ledger meets the metrics in the order their calls finish
+        "cost_per_metric": {k: v.to_dict() for k, v in sorted(runtime.ledger.per_metric.items())}
         if runtime is not None
         else {},
         "run_id": run_id,
