@@ -337,9 +337,9 @@ def test_heritage_ties_broken_by_docno_descending():
     ("sep", "inner"),
     [("\t", b" "), (" ", b"\t"), (" ", b"\x0b"), (" ", b"\x0c"), (" ", b"\r"), ("\t", b"\r")],
 )
-@pytest.mark.parametrize("extra", [(), ("--stream",)])
+@pytest.mark.parametrize("extra", [(), ("--stream",), ("mapped",)])
 def test_whitespace_of_another_kind_after_the_first_lines_splits_fields(
-    trec_parser, write, sep, inner, extra
+    trec_parser, write, monkeypatch, sep, inner, extra
 ):
     # The first lines decide how a file is parsed; trec_eval splits every line on any
     # whitespace, so "dx<ws>y" on line 3,001 retrieves dx (it is judged relevant) there too.
@@ -350,6 +350,11 @@ def test_whitespace_of_another_kind_after_the_first_lines_splits_fields(
     lines.append(sep.encode().join([b"1", b"Q0", b"dx" + inner + b"y", b"3001", b"0.5", b"r"]))
     run = write("run", b"\n".join(lines) + b"\n")
     qrels = write("qrels", "1 0 dx 1\n1 0 zz 1\n")
+    if extra == ("mapped",):  # a large file is parsed segment by segment from a memory map
+        from ragmeter.io.trec import parse
+
+        monkeypatch.setattr(parse, "_SEGMENT", 1 << 12)
+        extra = ()
     res = invoke("trec", *extra, "-m", "num_ret", "-m", "num_rel_ret", qrels, run)
     assert res.code == 0, res.stderr
     assert res.stdout.split() == ["num_ret", "all", "3001", "num_rel_ret", "all", "1"]

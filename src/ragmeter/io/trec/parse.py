@@ -119,13 +119,19 @@ _SEGMENT = 64 << 20  # bytes of a memory-mapped file parsed at a time
 
 
 def _csv_read_mapped(
-    path: str, names: list[str], types: dict[str, pa.DataType], delimiter: str
-) -> pa.Table:
-    """Parse a large file through a memory map, a newline-aligned segment at a time.
+    path: str,
+    names: list[str],
+    types: dict[str, pa.DataType],
+    delimiter: str,
+    foreign: list[bytes],
+) -> pa.Table | None:
+    """Parse a large file through a memory map, a newline-aligned segment at a time; None when
+    a segment holds one of the ``foreign`` bytes (the general path then reads the file).
 
     Parsing straight from the page cache saves copying the file (about a third of the parse's
     CPU); each parsed segment's pages are then dropped from this process (MADV_DONTNEED; the
     page cache keeps them), so the mapped file never adds more than a segment to the peak RSS.
+    Each segment is searched just before its parse, so its pages are mapped in once.
     """
     import mmap
 
@@ -142,6 +148,8 @@ def _csv_read_mapped(
             if end < size:
                 nl = mm.find(b"\n", end)
                 end = size if nl < 0 else nl + 1
+            if any(mm.find(b, pos, end) >= 0 for b in foreign):
+                return None
             tables.append(
                 _csv_read(pa.BufferReader(pa.py_buffer(view[pos:end])), names, types, delimiter)
             )
@@ -219,19 +227,25 @@ def _normalise(data: np.ndarray, nfields: int, truncate: bool) -> bytes:
     return out
 
 
-def _foreign_whitespace(inp: _Input, delimiter: str, *, trim: bool) -> bool:
-    """Whether the input holds whitespace the fast path would keep inside a field.
+def _foreign_whitespace(inp: _Input, delimiter: str, *, trim: bool) -> list[bytes]:
+    """The whitespace bytes the fast path would keep inside a field, were they in the input.
 
     The sniff reads the first lines only; trec_eval splits every line on any whitespace. A tab
     in a space-separated file (or a space in a tab-separated one, unless padding is trimmed) on
-    a later line would stay inside an id there and shift the fields in trec_eval, so the whole
-    input is searched (a memchr per byte value: ~20 ms per 250 MB).
+    a later line would stay inside an id here and shift the fields there, so the whole input is
+    searched for these (:func:`_holds_any`; a large file segment by segment as it is parsed).
     """
     foreign = [b for b in (b" ", b"\t", b"\x0b", b"\x0c") if b != delimiter.encode()]
     if trim:
         foreign.remove(b" ")
     if b"\r" not in inp.head:  # a CR-LF file's line ends are read as line ends
         foreign.append(b"\r")
+    return foreign
+
+
+def _holds_any(inp: _Input, needles: list[bytes]) -> bool:
+    """Whether the input (all of it) holds one of ``needles``: a memchr per byte value, about
+    20 ms per 250 MB in the page cache."""
     data = inp.data
     if isinstance(data, memoryview) and hasattr(data.obj, "find"):
         # a segment of a mapped file (a stream's chunk): searched where it lies in the map
@@ -240,10 +254,10 @@ def _foreign_whitespace(inp: _Input, delimiter: str, *, trim: bool) -> bool:
             np.frombuffer(data, dtype=np.uint8).ctypes.data
             - np.frombuffer(whole, dtype=np.uint8).ctypes.data
         )
-        return any(whole.find(b, start, start + data.nbytes) >= 0 for b in foreign)
+        return any(whole.find(b, start, start + data.nbytes) >= 0 for b in needles)
     if data is not None:
         data = bytes(data) if isinstance(data, memoryview) else data
-        return any(data.find(b) >= 0 for b in foreign)
+        return any(data.find(b) >= 0 for b in needles)
     import mmap
 
     assert inp.path is not None
@@ -251,7 +265,7 @@ def _foreign_whitespace(inp: _Input, delimiter: str, *, trim: bool) -> bool:
         if os.fstat(fh.fileno()).st_size == 0:
             return False
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            return any(mm.find(b) >= 0 for b in foreign)
+            return any(mm.find(b) >= 0 for b in needles)
 
 
 def _parse_lines(
@@ -269,19 +283,18 @@ def _parse_lines(
     ``check`` runs the line-by-line error scan; it raises the precise InputError.
     """
     sniff = _sniff(inp.head[:_SAMPLE], min_fields)
-    if sniff is not None and _foreign_whitespace(inp, sniff[0], trim=sniff[2]):
-        sniff = None
     table: pa.Table | None = None
     if sniff is not None:
         delimiter, nfields, trim = sniff
         if exact_fields and nfields != min_fields:
             check()
         col_names = [*names, *(f"_extra{i}" for i in range(nfields - len(names)))]
+        foreign = _foreign_whitespace(inp, delimiter, trim=trim)
         try:
             # numbers parse with their padding; ids are checked for padding below
             if inp.data is None and _SEGMENT and os.path.getsize(inp.path) > _SEGMENT:  # type: ignore[arg-type]
-                table = _csv_read_mapped(inp.path, col_names, types, delimiter)  # type: ignore[arg-type]
-            else:
+                table = _csv_read_mapped(inp.path, col_names, types, delimiter, foreign)  # type: ignore[arg-type]
+            elif not _holds_any(inp, foreign):
                 src = pa.BufferReader(inp.data) if inp.data is not None else inp.path
                 table = _csv_read(src, col_names, types, delimiter)
         except pa.ArrowInvalid:
