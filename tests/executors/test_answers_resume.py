@@ -162,3 +162,33 @@ def test_whole_file_checks_gather_every_shard(scheduler, tmp_path):
     assert _same_refusal(blank, scheduler).endswith(
         "blank.jsonl: no data lines (expected one JSON object per line)\n"
     )
+
+
+@pytest.mark.parametrize("block", [7, 64, 1 << 20])
+@pytest.mark.parametrize("parts", [1, 3, 8, 40])
+def test_cuts_read_in_blocks_number_lines_and_rows_like_a_whole_read(
+    tmp_path, monkeypatch, block, parts
+):
+    import ragmeter.executors.plan as plan
+
+    monkeypatch.setattr(plan, "_BLOCK", block)
+    rows = _rows(30)
+    for i in (0, 4, 5, 17, 29):  # blank lines, whitespace lines, a line of "{" twice
+        rows[i] = ["", "  \t", "\r", rows[i].replace('"s', '{"s'), "   "][i % 5]
+    data = ("\n".join(rows) + '\n{"id": "last"}').encode()  # no newline at the end
+    path = tmp_path / "cut.jsonl"
+    path.write_bytes(data)
+    shards = plan.line_shards(str(path), parts, ())
+    lines = data.split(b"\n")
+    assert shards[0].start == 0 and shards[-1].end == -1
+    assert [s.end for s in shards[:-1]] == [s.start for s in shards[1:]]
+    for s in shards:
+        assert s.first_line == data[: s.start].count(b"\n") + 1
+        assert s.first_row == sum(b"{" in ln for ln in lines[: s.first_line - 1])
+        end = len(lines) if s.end < 0 else data[: s.end].count(b"\n")
+        assert s.rows == sum(b"{" in ln for ln in lines[s.first_line - 1 : end]) > 0
+        assert s.start == 0 or b"{" in lines[s.first_line - 1]
+    n_rows = sum(b"{" in ln for ln in lines)
+    assert sum(s.rows for s in shards) == n_rows
+    # byte targets closer than a line make one cut: as many shards as asked while lines are short
+    assert len(shards) == parts if parts <= 8 else parts // 2 <= len(shards) <= n_rows

@@ -20,7 +20,7 @@ from typing import Any
 
 from ragmeter.errors import InputError, RagmeterError, UsageError
 from ragmeter.executors.base import Executor
-from ragmeter.executors.plan import LineShard, count_lines, is_gzip, line_shards, shard_count
+from ragmeter.executors.plan import LineShard, estimate_lines, is_gzip, line_shards, shard_count
 
 ProgressBar = Callable[[int], tuple[Callable[[int], None], Callable[[], None]]]
 
@@ -200,7 +200,7 @@ def score_answers(
             "the semantic metrics do not run under --executor dask yet (expected lexical "
             "metrics, or the in-process executor)"
         )
-    parts = 1 if is_gzip(path) else shard_count(count_lines(path), workers, partitions)
+    parts = 1 if is_gzip(path) else shard_count(estimate_lines(path), workers, partitions)
     shards = line_shards(path, parts, settings)
     plan = None if work is None else work.plan("answers", score_answers_shard, shards)
     total = sum(sh.rows for sh in shards) if all(sh.rows >= 0 for sh in shards) else 0
