@@ -273,8 +273,10 @@ def answers_on(
     try:
         with make_executor(xsettings, command="answers") as executor:
             check = getattr(executor, "check_visible", None)
-            if check is not None:
-                check([path], work_dir=work.root)
+            if (
+                check is not None
+            ):  # the driver keeps the finished shards: workers need the input only
+                check([path])
             workers = xsettings.workers or executor.describe().get("workers") or 1
             result, notes = score_answers(
                 executor,
