@@ -157,7 +157,7 @@ def _first_error(out: dict[str, Any], seen: dict[str, int], name: str) -> InputE
     the shard's own error (an id is checked before anything else on its line)."""
     error = out["error"]
     for sid, line in zip(out["ids"], out["lines"], strict=True):
-        if error is not None and line > error.line:
+        if error is not None and error.line is not None and line > error.line:
             break
         first = seen.get(str(sid))
         if first is not None:
