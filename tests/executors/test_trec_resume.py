@@ -72,7 +72,9 @@ def test_a_grouped_run_resumes_from_the_finished_shards(faulty, scheduler, synth
         "ragmeter trec: resuming run: 3 of 7 shards finished by an earlier run "
         f"({(work / plan).resolve()})\n" + local.stderr
     )
-    assert _computed(runs) == [3, 4, 5, 6]  # only the shards not finished
+    # only the shards not finished (a shard cancelled while it ran may finish after the first
+    # run ended, and count once more)
+    assert set(_computed(runs)) == {3, 4, 5, 6}
     assert os.listdir(work) == ["payloads"]  # removed after the success
 
 
@@ -87,14 +89,16 @@ def test_a_hash_plan_resumes_its_map_blocks(faulty, scheduler, tmp_path):
     assert failed.stderr.startswith("ragmeter trec: internal error in map shard 3 of ")
     maps = [p for p in os.listdir(".ragmeter/work") if p.startswith("ragmeter-hash-")]
     assert len(maps) == 1  # the map files stay for the re-run
-    blocks = max(_computed(runs)) + 1
+    assert {0, 1} <= set(_computed(runs))
     again = invoke("trec", *args, QRELS, str(shuffled))
     local = invoke("trec", "-q", QRELS, str(shuffled))
     assert again.code == local.code == 0, again.stderr
     assert again.stdout == local.stdout
-    assert again.stderr.startswith("ragmeter trec: resuming map: 2 of ")
+    resumed = again.stderr.split("\n", 1)[0]
+    assert resumed.startswith("ragmeter trec: resuming map: 2 of ")
+    assert int(resumed.split()[6]) >= 4  # blocks
     assert again.stderr.endswith(local.stderr)
-    assert min(_computed(runs)) == 2 and blocks >= 4
+    assert min(_computed(runs)) == 2
     assert os.listdir(".ragmeter/work") == ["payloads"]
 
 
