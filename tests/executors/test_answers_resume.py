@@ -192,3 +192,26 @@ def test_cuts_read_in_blocks_number_lines_and_rows_like_a_whole_read(
     assert sum(s.rows for s in shards) == n_rows
     # byte targets closer than a line make one cut: as many shards as asked while lines are short
     assert len(shards) == parts if parts <= 8 else parts // 2 <= len(shards) <= n_rows
+
+
+def test_unreadable_input_is_the_in_process_line_before_any_cluster(scheduler, tmp_path):
+    assert _same_refusal(str(tmp_path / "nope.jsonl"), scheduler).endswith(
+        "nope.jsonl: cannot read (No such file or directory)\n"
+    )
+    assert (
+        _same_refusal(str(tmp_path), scheduler) == f"{tmp_path}: is a directory (expected a file)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [b'{"id": "x\xff"}', b'{"id": "x", "pred_answer": NaN}', b'["a list"]', b"[" * 3_000],
+    ids=["utf-8", "nan", "array", "deep"],
+)
+def test_a_bad_line_in_a_late_shard_reads_as_in_process(scheduler, tmp_path, bad):
+    rows = [r.encode() for r in _rows()]
+    rows[185] = bad
+    path = tmp_path / "late.jsonl"
+    path.write_bytes(b"\n".join(rows) + b"\n")
+    assert _shard_of(str(path), 186) >= 2
+    assert f"{path}:186: " in _same_refusal(str(path), scheduler)

@@ -263,8 +263,10 @@ def answers_on(
     from ragmeter.executors import make_executor
     from ragmeter.executors.settings import DEFAULT_WORK_DIR
     from ragmeter.executors.workdir import WorkDir
-    from ragmeter.io.files import display_name
+    from ragmeter.io.files import display_name, open_binary
 
+    with open_binary(path):  # a missing file or a folder: the in-process line, before any cluster
+        pass
     settings = answers_settings(keys, display_name(path), options)
     work = WorkDir(
         xsettings.work_dir or DEFAULT_WORK_DIR, keep=xsettings.keep_work, command="answers"
