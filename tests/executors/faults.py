@@ -45,6 +45,12 @@ class FaultyExecutor:
     def close(self) -> None:
         self.inner.close()
 
+    def __enter__(self) -> FaultyExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def bad_line(shard: int) -> int:
     """Shards 2 and 3 hold bad input; 3 fails first in time, 2 first in input order."""

@@ -97,8 +97,12 @@ def test_same_json_on_a_fresh_one_worker_cluster(answers_file, in_process):
 
 
 def test_shards_cut_at_line_starts_and_number_rows_like_a_whole_read(answers_file):
-    shards = line_shards(answers_file, 230, 7, ())
+    shards = line_shards(answers_file, 7, ())
     assert [s.index for s in shards] == list(range(7))
+    assert sum(s.rows for s in shards) == 230
+    assert [s.first_row for s in shards[1:]] == list(
+        itertools.accumulate(s.rows for s in shards[:-1])
+    )
     assert shards[0].start == 0 and shards[-1].end == -1
     assert all(a.end == b.start for a, b in itertools.pairwise(shards))
     with open(answers_file, "rb") as fh:
@@ -113,20 +117,23 @@ def test_shards_cut_at_line_starts_and_number_rows_like_a_whole_read(answers_fil
     assert max(len(pickle.dumps(s)) for s in shards) < 64 * 1024
 
 
-def _api_run(dask_client, answers_file, wrap):
+KEYS = {"id": "id", "pred": "pred_answer", "gold": "golden_answers",
+        "question": "question", "groups": None}  # fmt: skip
+
+
+def _settings(answers_file):
     from ragmeter.answers.options import resolve_options
 
-    o = resolve_options(["em", "f1", "rouge-l", "rouge-1"])
-    keys = {"id": "id", "pred": "pred_answer", "gold": "golden_answers",
-            "question": "question", "groups": None}  # fmt: skip
-    settings = answers_settings(
-        keys, "answers.jsonl", metrics=o.metrics, profile=o.profile, tokenizer=o.tokenizer,
-        stem=o.stem, agg=dict(o.agg), empty_gold=o.empty_gold, gold_regex=o.gold_regex,
-        lsum_split=o.lsum_split,
-    )  # fmt: skip
-    ids = [f"s{i}" for i in range(230)]
+    return answers_settings(KEYS, answers_file, resolve_options(["em", "f1", "rouge-l", "rouge-1"]))
+
+
+def _api_run(dask_client, answers_file, wrap, work=None):
     executor = DaskExecutor(ExecutorSettings(kind="dask"), command="answers", client=dask_client)
-    return score_answers(FaultyExecutor(executor, wrap), answers_file, settings, ids, partitions=4)
+    res, _notes = score_answers(
+        FaultyExecutor(executor, wrap), answers_file, _settings(answers_file), partitions=4,
+        work=work,
+    )  # fmt: skip
+    return res
 
 
 def test_a_worker_killed_mid_task_gives_the_same_result(

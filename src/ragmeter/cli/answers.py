@@ -11,11 +11,12 @@ from typing import Annotated, Any
 
 import typer
 
-from ragmeter.answers.inputs import answer_groups as _groups
 from ragmeter.executors.options import (
     ExecutorOpt,
+    KeepWorkOpt,
     PartitionsOpt,
     SchedulerOpt,
+    WorkDirOpt,
     WorkerMemoryOpt,
     WorkersOpt,
 )
@@ -62,126 +63,56 @@ def _warn(lines: list[str]) -> None:
 
 def _read_answers(path: str, o: Any, keys: dict[str, str | None], need_question: bool):
     """Rows of an UltraRAG-style JSONL file, checked and converted, and warnings about keys."""
-    from ragmeter.answers.inputs import Golds, coerce_golds, coerce_id, coerce_prediction
-    from ragmeter.answers.normalizers import normalize
-    from ragmeter.errors import InputError
+    from ragmeter.answers.reader import RowReader, finish
     from ragmeter.io.files import display_name
     from ragmeter.io.jsonl import iter_jsonl
 
-    name = display_name(path)
-    ids: list[Any] = []
-    preds: list[Any] = []
-    golds: list[Golds] = []
-    questions: list[str | None] = []
-    lines: list[int] = []
-    seen: dict[str, int] = {}
-    empty_lines: list[tuple[int, str]] = []
-    seen_keys: dict[str, None] = {}
-    no_gold_key: list[int] = []
-    no_pred_key: list[int] = []
-    for index, (line, row) in enumerate(iter_jsonl(path, allow_stdin=True)):
-        where = {"path": name, "line": line}
-        seen_keys.update(dict.fromkeys(row))
-        if keys["pred"] not in row:
-            no_pred_key.append(line)
-        if not keys["groups"] and o.gold_metrics and keys["gold"] not in row:
-            no_gold_key.append(line)
-        id_key = keys["id"]
-        sid = coerce_id(row[id_key], **where) if id_key in row else index
-        if str(sid) in seen:
-            raise InputError(
-                f"id {sid!r} appears again (first on line {seen[str(sid)]}; expected unique ids)",
-                **where,
-            )
-        seen[str(sid)] = line
-        pred, missing = coerce_prediction(row.get(keys["pred"]), **where)
-        preds.append(None if missing else pred)
-        groups_key = keys["groups"]
-        if groups_key:
-            if groups_key not in row:
-                raise InputError(
-                    f"no '{groups_key}' (expected answer groups for str-em-alce)", **where
-                )
-            gold = coerce_golds(
-                _groups(row[groups_key], groups_key, where), key=groups_key, **where
-            )
-        else:
-            gold = coerce_golds(
-                row.get(keys["gold"]), choices=row.get("choices"), key=keys["gold"], **where
-            )
-        if o.empty_gold == "error" and o.gold_metrics:
-            empty_lines += [(line, g) for g in gold.flat if not normalize(g, profile=o.profile)]
-        if o.gold_regex:
-            from ragmeter.answers.inputs import compile_gold_regex
-
-            for g in gold.flat:
-                compile_gold_regex(g, **where)
-        golds.append(gold)
-        q = row.get(keys["question"]) if keys["question"] else None
-        if need_question and keys["question"] not in row:
-            raise InputError(
-                f"no '{keys['question']}' (expected the question for qa-similarity)", **where
-            )
-        questions.append(None if q is None else coerce_prediction(q, **where)[0])
-        ids.append(sid)
-        lines.append(line)
-    notes = _check_keys(name, keys, list(seen_keys), len(lines), no_gold_key, no_pred_key)
-    if empty_lines:
-        first, gold = empty_lines[0]
-        others = sorted({ln for ln, _ in empty_lines[1:]} - {first})
-        also = f"; also on line {', '.join(map(str, others))}" if others else ""
-        raise InputError(
-            f"gold answer {gold!r} normalises to '' under the {o.profile} profile (expected "
-            f"non-empty gold answers with --empty-gold error{also})",
-            path=name,
-            line=first,
-        )
-    return ids, preds, golds, questions, notes
+    reader = RowReader(display_name(path), o, keys, need_question)
+    for line, row in iter_jsonl(path, allow_stdin=True):
+        reader.add(line, row)
+    notes = finish(reader)
+    return reader.ids, reader.preds, reader.golds, reader.questions, notes
 
 
-def _check_keys(
-    name: str,
-    keys: dict[str, str | None],
-    file_keys: list[str],
-    n_rows: int,
-    no_gold_key: list[int],
-    no_pred_key: list[int],
-) -> list[str]:
-    """A key that no row has is a misnamed key: refuse, naming the file's keys.
+def _in_process(input: str, o: Any, keys: dict[str, str | None], **embed: Any):
+    """Read and check the whole file here, then score it: ``(result, key warnings, predictions,
+    gold answers)``."""
+    import warnings
 
-    Returns the warnings for keys that some rows lack.
-    """
-    from ragmeter.errors import InputError
+    from ragmeter.answers.scoring import evaluate
+    from ragmeter.errors import UsageError
+    from ragmeter.warnings import RagmeterWarning
 
-    absent = []
-    if n_rows and len(no_gold_key) == n_rows:
-        absent.append(("gold", keys["gold"]))
-    if n_rows and len(no_pred_key) == n_rows:
-        absent.append(("pred", keys["pred"]))
-    if absent:
-        shown = ", ".join(f"'{k}'" for k in file_keys[:12])
-        more = f" and {len(file_keys) - 12} more" if len(file_keys) > 12 else ""
-        what = " or ".join(f"'{key}'" for _, key in absent)
-        flags = " and ".join(f"--{role}-key" for role, _ in absent)
-        raise InputError(
-            f"no row has {what} (the rows have {shown or 'no keys'}{more}; name the "
-            f"{'keys' if len(absent) > 1 else 'key'} with {flags})",
-            path=name,
-        )
-    notes = []
-    for what, key, missing in (
-        ("gold answers", keys["gold"], no_gold_key),
-        ("prediction", keys["pred"], no_pred_key),
-    ):
-        if missing:
-            n = len(missing)
-            fate = "not scored (no_gold)" if what == "gold answers" else "scored as ''"
-            notes.append(
-                f"ragmeter answers: warning: {n} row{'s' if n > 1 else ''} of {name} "
-                f"{'have' if n > 1 else 'has'} no '{key}' ({what}; first on line "
-                f"{missing[0]}), {fate}"
+    ids, preds, golds, questions, key_notes = _read_answers(
+        input, o, keys, "qa-similarity" in o.metrics
+    )
+    progress, stop = _progress(len(ids))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RagmeterWarning)
+            res = evaluate(
+                preds,
+                [(g.groups if keys["groups"] else g.flat) if g.given else None for g in golds],
+                metrics=list(o.metrics),
+                profile=o.profile,
+                ids=ids,
+                questions=questions,
+                tokenizer=o.tokenizer,
+                stem=o.stem,
+                agg=dict(o.agg),
+                empty_gold=o.empty_gold,
+                gold_regex=o.gold_regex,
+                lsum_split=o.lsum_split,
+                progress=progress,
+                **embed,
             )
-    return notes
+    except UsageError as exc:
+        if exc.command is None:
+            raise UsageError(exc.message, command="answers") from None
+        raise
+    finally:
+        stop()
+    return res, key_notes, preds, golds
 
 
 def _table(res: Any) -> str:
@@ -276,6 +207,8 @@ def register(app: typer.Typer) -> None:
         scheduler: SchedulerOpt = None,
         partitions: PartitionsOpt = None,
         worker_memory: WorkerMemoryOpt = None,
+        work_dir: WorkDirOpt = None,
+        keep_work: KeepWorkOpt = None,
     ) -> int:
         """Score answers in an UltraRAG-style JSONL file (EM, F1, ROUGE, ...)."""
         import warnings
@@ -290,6 +223,8 @@ def register(app: typer.Typer) -> None:
             scheduler=scheduler,
             partitions=partitions,
             worker_memory=worker_memory,
+            work_dir=work_dir,
+            keep_work=keep_work,
         )
 
         from ragmeter.answers.options import resolve_options
@@ -328,43 +263,28 @@ def register(app: typer.Typer) -> None:
             "question": question_key,
             "groups": gold_groups_key,
         }
-        ids, preds, golds, questions, key_notes = _read_answers(
-            input, o, keys, "qa-similarity" in o.metrics
-        )
-        from ragmeter.answers.scoring import evaluate
-
         xmeta: dict[str, Any] = {}
-        if not xsettings.is_local:  # same call, scored by sample shards on the executor
-            from ragmeter.executors.answers import evaluator
+        if xsettings.is_local:
+            res, key_notes, preds, golds = _in_process(
+                input, o, keys, embedder_path=embedder_path, device=device
+            )
+        else:  # the workers read, check and score the file; the driver only cuts it
+            from ragmeter.executors.answers import answers_on
 
-            evaluate = evaluator(xsettings, input, keys, xmeta)
-        progress, stop = _progress(len(ids))
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RagmeterWarning)
-                res = evaluate(
-                    preds,
-                    [(g.groups if gold_groups_key else g.flat) if g.given else None for g in golds],
-                    metrics=list(o.metrics),
-                    profile=o.profile,
-                    ids=ids,
-                    questions=questions,
-                    tokenizer=o.tokenizer,
-                    stem=o.stem,
-                    agg=dict(o.agg),
-                    empty_gold=o.empty_gold,
-                    gold_regex=o.gold_regex,
-                    lsum_split=o.lsum_split,
-                    embedder_path=embedder_path,
-                    device=device,
-                    progress=progress,
-                )
-        except UsageError as exc:
-            if exc.command is None:
-                raise UsageError(exc.message, command="answers") from None
-            raise
-        finally:
-            stop()
+            preds, golds = [], []
+
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RagmeterWarning)
+                    res, key_notes, xmeta = answers_on(
+                        xsettings, input, o, keys, progress=_progress
+                    )
+            except UsageError as exc:
+                if exc.command is None:
+                    raise UsageError(exc.message, command="answers") from None
+                raise
+            if verify_rouge:  # the reference needs every pair here: read them (checked already)
+                preds, golds = _read_answers(input, o, keys, False)[1:3]
         if o.gold_metrics and not res.meta["n_scored"]:
             from ragmeter.errors import InputError
             from ragmeter.io.files import display_name

@@ -64,6 +64,7 @@ _LONG = [
     "spill=",
     "plan=",
     "keep-work",
+    "work-dir=",
 ]
 
 HELP = """\
@@ -107,6 +108,7 @@ ragmeter options:
   --quiet                        no warnings
   --executor local|dask, --workers N, --scheduler ADDR, --partitions N, --worker-memory SIZE
                                  scale-out on Dask (docs/scaleout.md)
+  --work-dir DIR                 finished shards a re-run on Dask reuses (default .ragmeter/work)
 """
 
 
@@ -263,7 +265,7 @@ def _parse(argv: Sequence[str]) -> dict[str, Any]:
             cfg["threads"] = _int(value, "--threads", 1)
         elif flag == "--quiet":
             cfg["quiet"] = True
-        elif flag in ("--executor", "--scheduler", "--worker-memory"):
+        elif flag in ("--executor", "--scheduler", "--worker-memory", "--work-dir"):
             scale[flag[2:].replace("-", "_")] = value
         elif flag in ("--workers", "--partitions"):
             scale[flag[2:]] = _int(value, flag, 1)

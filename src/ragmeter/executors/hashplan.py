@@ -8,11 +8,14 @@ assembles the Result exactly as in-process (docs/scaleout.md, "Unsorted runs: th
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from ragmeter.executors.plan import SHARDS_PER_WORKER, scratch_root
+from ragmeter.executors.plan import SHARDS_PER_WORKER
 from ragmeter.retrieval import spill, spill_plan
 
 # A map block: about 1.6M TREC lines, a second or two of parsing, bucketing and writing.
@@ -51,10 +54,18 @@ def evaluate_hash_on_executor(
     evaluator: Any,
     recipe: tuple[Any, ...],
     run_path: str,
+    *,
+    work: Any,
+    inputs: Sequence[str] = (),
 ) -> spill_plan.HashPlanResult:
     """Run the hash plan for ``run_path`` on ``executor``: at least
     :data:`~ragmeter.executors.plan.SHARDS_PER_WORKER` map blocks and buckets per worker,
-    more buckets when the run is large for the workers' memory (``--partitions`` overrides)."""
+    more buckets when the run is large for the workers' memory (``--partitions`` overrides).
+
+    The map files go to a directory named by the run and the plan, under ``--spill DIR`` or
+    the work dir ``work`` (a :class:`~ragmeter.executors.workdir.WorkDir`), that stays after a
+    failure; finished map blocks and buckets are kept in the work dir, so a re-run
+    recomputes only the others (docs/scaleout.md, "The work dir and resuming")."""
     settings = cfg["executor"]
     workers = int(meta.get("workers") or 1)
     size = os.path.getsize(run_path)
@@ -64,18 +75,29 @@ def evaluate_hash_on_executor(
         spill_plan.partition_count(spill_plan.estimate_lines(run_path), budget),
         SHARDS_PER_WORKER * workers,
     )
-    root = cfg.get("spill") or os.path.join(scratch_root(meta), "ragmeter-hash")
-    with spill_plan.work_directory(root, keep=cfg.get("keep_work", False)) as work:
-        spill_plan.check_free_space(work, run_path)
-        return spill_plan.evaluate_hashed(
-            evaluator,
-            run_path,
-            work,
-            parts=parts,
-            block_bytes=block_bytes,
-            hash_input=cfg["format"] == "json",  # only the JSON output reports the sha256
-            runner=lambda task, shards, label: executor.run(task, shards, label=label),
-            map_task=spill.map_block,
-            reduce_task=reduce_task,
-            recipe=recipe,
-        )
+    from ragmeter import __version__
+    from ragmeter.executors.workdir import file_identity, run_resumable
+
+    identity = json.dumps([__version__, file_identity(run_path), parts, block_bytes])
+    digest = hashlib.sha256(identity.encode()).hexdigest()[:16]
+    maps = os.path.abspath(os.path.join(cfg.get("spill") or work.root, f"ragmeter-hash-{digest}"))
+    os.makedirs(maps, exist_ok=True)
+    work.used.append(maps)  # removed after a success (unless --keep-work), kept after a failure
+    spill_plan.check_free_space(maps, run_path)
+
+    def runner(task: Callable[[Any], Any], shards: Sequence[Any], label: str) -> Any:
+        plan = work.plan(f"hash-{label}", task, shards, inputs=inputs)
+        return run_resumable(executor, task, shards, label=label, plan=plan)
+
+    return spill_plan.evaluate_hashed(
+        evaluator,
+        run_path,
+        maps,
+        parts=parts,
+        block_bytes=block_bytes,
+        hash_input=cfg["format"] == "json",  # only the JSON output reports the sha256
+        runner=runner,
+        map_task=spill.map_block,
+        reduce_task=reduce_task,
+        recipe=recipe,
+    )

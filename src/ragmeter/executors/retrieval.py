@@ -86,10 +86,9 @@ def evaluate_on_executor(
     cases left to the in-process path: stdin, gzip, JSONL runs, --by-source, and a grouped run
     that is empty or has no judged query. A run that is not grouped by query (or ``--plan
     hash``) goes to the hash plan (:mod:`ragmeter.executors.hashplan`)."""
-    from ragmeter.executors import make_executor
-    from ragmeter.executors.tasks import trec_run_shard
-    from ragmeter.io.files import display_name, sha256_file
-    from ragmeter.retrieval.stream import _RunInfo
+    from ragmeter.executors.settings import DEFAULT_WORK_DIR
+    from ragmeter.executors.workdir import WorkDir
+    from ragmeter.io.files import display_name
 
     settings = cfg["executor"]
     if (
@@ -115,6 +114,43 @@ def evaluate_on_executor(
     name = display_name(run_path)
     size = os.path.getsize(run_path)
     plan = cfg.get("plan") or "auto"
+    # files the shards read that they do not name: a changed one makes a new plan
+    inputs = [worker_recipe[0], *(v for k, v in worker_recipe[3] if k == "zscores" and v)]
+    work = WorkDir(
+        settings.work_dir or DEFAULT_WORK_DIR, keep=cfg.get("keep_work", False), command="trec"
+    )
+    success = False
+    try:
+        hash_input = bool(dict(qrels_options)["hash_input"])
+        done = _evaluate_grouped(
+            cfg, evaluator, worker_recipe, run_path, name, size, plan, work, inputs, hash_input
+        )
+        success = True
+        return done
+    finally:
+        work.finish(success=success)
+
+
+def _evaluate_grouped(
+    cfg: dict[str, Any],
+    evaluator: Any,
+    worker_recipe: tuple[Any, ...],
+    run_path: str,
+    name: str,
+    size: int,
+    plan: str,
+    work: Any,
+    inputs: list[str],
+    hash_input: bool,
+) -> tuple[Any, list[str], dict[str, Any]] | None:
+    """The grouped plan, resumable from ``work``; the hash plan when the run is not grouped."""
+    from ragmeter.executors import make_executor
+    from ragmeter.executors.tasks import trec_run_shard
+    from ragmeter.executors.workdir import run_resumable
+    from ragmeter.io.files import sha256_file
+    from ragmeter.retrieval.stream import _RunInfo
+
+    settings = cfg["executor"]
     with make_executor(settings, command="trec") as executor:
         meta = executor.describe()
         workers = int(meta.get("workers") or 1)
@@ -129,8 +165,15 @@ def evaluate_on_executor(
                 RunShard(i, os.path.abspath(run_path), name, a, b, n, worker_recipe)
                 for i, (a, b, n) in enumerate(query_cuts(run_path, parts))
             ]
+            got = run_resumable(
+                executor,
+                trec_run_shard,
+                shards,
+                label="run",
+                plan=work.plan("run", trec_run_shard, shards, inputs=inputs),
+            )
             # a shuffled run shows in its first shard: stop there (the rest are cancelled)
-            with contextlib.closing(executor.run(trec_run_shard, shards, label="run")) as got:
+            with contextlib.closing(got):
                 for out in got:
                     outs.append(out)
                     if out is None:
@@ -152,7 +195,7 @@ def evaluate_on_executor(
             from ragmeter.executors.hashplan import evaluate_hash_on_executor
 
             hashed = evaluate_hash_on_executor(
-                executor, meta, cfg, evaluator, worker_recipe, run_path
+                executor, meta, cfg, evaluator, worker_recipe, run_path, work=work, inputs=inputs
             )
             return hashed.result, hashed.order, {**meta, "plan": "hash", "partitions": hashed.parts}
     pieces = [out["piece"] for out in outs if out is not None]
@@ -165,7 +208,7 @@ def evaluate_on_executor(
     info.lines = sum(out["rows"] for out in outs if out is not None)
     info.runid = next(out["runid"] for out in reversed(outs) if out is not None)
     info.qids = seen
-    if dict(qrels_options)["hash_input"]:
+    if hash_input:
         info.sha256 = sha256_file(run_path)
     unjudged = {q for out in outs if out is not None for q in out["unjudged"]}
     dropped = sum(out["dropped"] for out in outs if out is not None)

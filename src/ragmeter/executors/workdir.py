@@ -162,7 +162,16 @@ class WorkDir:
         self.used.append(path)
         return path, digest
 
-    def plan(self, label: str, task: Callable[..., Any], shards: Sequence[Any]) -> PlanDir:
+    def plan(
+        self,
+        label: str,
+        task: Callable[..., Any],
+        shards: Sequence[Any],
+        *,
+        inputs: Sequence[str] = (),
+    ) -> PlanDir:
+        """The plan directory of ``shards``; ``inputs`` are files the shards read that they do
+        not name in a ``path``, ``run`` or ``qrels`` field (a qrels file inside a recipe)."""
         from ragmeter import __version__
 
         identity = {
@@ -170,7 +179,10 @@ class WorkDir:
             "label": label,
             "task": f"{task.__module__}.{task.__qualname__}",
             "shards": hashlib.sha256(pickle.dumps(_plain(shards), protocol=4)).hexdigest(),
-            "inputs": sorted({file_identity(p) for s in shards for p in _paths(s)}),
+            "inputs": sorted(
+                {file_identity(p) for s in shards for p in _paths(s)}
+                | {file_identity(p) for p in inputs if os.path.isfile(p)}
+            ),
         }
         digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
         path = os.path.join(self.root, f"{label}-{digest[:16]}")

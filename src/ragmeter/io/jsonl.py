@@ -11,7 +11,7 @@ from typing import Any
 from ragmeter.errors import InputError
 from ragmeter.io.files import PathLike, display_name, open_binary
 
-__all__ = ["finite_float", "iter_jsonl", "read_jsonl"]
+__all__ = ["finite_float", "iter_jsonl", "parse_line", "read_jsonl"]
 
 
 def _reject_constant(name: str) -> Any:
@@ -55,48 +55,54 @@ def iter_jsonl(
     seen = False
     with open_binary(path, allow_stdin=allow_stdin) as fh:
         for lineno, raw in enumerate(fh, start=1):
-            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(
-                    f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
-                    path=name,
-                    line=lineno,
-                ) from None
-            if not text.strip():
+            obj = parse_line(raw, lineno, name)
+            if obj is None:
                 continue
-            try:
-                obj = json.loads(
-                    text.rstrip("\r\n"), parse_constant=_reject_constant, parse_float=finite_float
-                )
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    f"not valid JSON: {exc.msg} at column {exc.colno} "
-                    "(expected one JSON object per line)",
-                    path=name,
-                    line=lineno,
-                ) from None
-            except ValueError as exc:
-                raise InputError(str(exc), path=name, line=lineno) from None
-            except RecursionError:
-                raise InputError(
-                    "JSON nested too deeply (expected one JSON object per line)",
-                    path=name,
-                    line=lineno,
-                ) from None
-            if not isinstance(obj, dict):
-                raise InputError(
-                    f"a JSON {type(obj).__name__ if obj is not None else 'null'} "
-                    "(expected one JSON object per line)",
-                    path=name,
-                    line=lineno,
-                )
             seen = True
             yield lineno, obj
     if not seen and not allow_empty:
         raise InputError("no data lines (expected one JSON object per line)", path=name)
+
+
+def parse_line(raw: bytes, lineno: int, name: str) -> dict[str, Any] | None:
+    """One physical line of a JSONL file as :func:`iter_jsonl` reads it: its object, or None
+    for a blank line (a reader of a byte range of the file numbers lines the same way)."""
+    if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
+            path=name,
+            line=lineno,
+        ) from None
+    if not text.strip():
+        return None
+    try:
+        obj = json.loads(
+            text.rstrip("\r\n"), parse_constant=_reject_constant, parse_float=finite_float
+        )
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"not valid JSON: {exc.msg} at column {exc.colno} (expected one JSON object per line)",
+            path=name,
+            line=lineno,
+        ) from None
+    except ValueError as exc:
+        raise InputError(str(exc), path=name, line=lineno) from None
+    except RecursionError:
+        raise InputError(
+            "JSON nested too deeply (expected one JSON object per line)", path=name, line=lineno
+        ) from None
+    if not isinstance(obj, dict):
+        raise InputError(
+            f"a JSON {type(obj).__name__ if obj is not None else 'null'} "
+            "(expected one JSON object per line)",
+            path=name,
+            line=lineno,
+        )
+    return obj
 
 
 def read_jsonl(path: PathLike, **kwargs: Any) -> list[tuple[int, dict[str, Any]]]:
