@@ -139,6 +139,17 @@ def run_test_block(shard: Any) -> bytes:
     return pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL)
 
 
+def count_signflips(shard: Any) -> dict[str, Any]:
+    """Count one row range of a group of randomization tests: the exact integer counts that
+    :func:`ragmeter.stats.randomization.signflip_pvalues` makes over all rows in-process."""
+    from ragmeter.stats.randomization import signflip_counts
+
+    d, decimals = _load_paired(shard.path, shard.digest)
+    return signflip_counts(
+        d, shard.patterns, decimals=decimals, rows=shard.rows, **dict(shard.settings)
+    )
+
+
 @lru_cache(maxsize=2)
 def _evaluator(recipe: tuple[Any, ...]) -> Any:
     """The command's evaluator, built once per worker process from the qrels file."""
