@@ -152,3 +152,25 @@ def test_a_failed_block_is_recomputed_alone_by_the_rerun(
     assert json.dumps(data, indent=2) + "\n" == local.stdout
     # a success removes what the command left in the work dir
     assert os.listdir(work) == ["payloads"] and os.listdir(work / "payloads") == []
+
+
+def test_exact_enumeration_cut_into_row_blocks(tmp_path, scheduler):
+    """11 queries: all 2^11 sign patterns are enumerated, here in 3 row blocks."""
+    rng = random.Random(5)
+    paths = []
+    for s in "xyz":
+        path = tmp_path / f"{s}.jsonl"
+        rows = [{"id": f"q{q}", "m": round(rng.random(), 3)} for q in range(11)]
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        paths.append(str(path))
+    args = ("compare", "--per-sample", *paths, "-m", "m", "--json", "--alternative", "greater")
+    local = invoke(*args)
+    assert local.code == 0, local.stderr
+    pairs = json.loads(local.stdout)["pairs"]
+    assert {p["result"]["method"] for p in pairs} == {"exact"}
+    assert {p["result"]["n_resamples"] for p in pairs} == {2048}
+    res = invoke(*args, "--scheduler", scheduler, "--partitions", "3")
+    assert res.code == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert data.pop("executor")["kind"] == "dask"
+    assert json.dumps(data, indent=2) + "\n" == local.stdout

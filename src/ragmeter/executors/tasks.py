@@ -117,7 +117,8 @@ def score_answers_shard(shard: LineShard) -> tuple[int, bytes]:
 
 @lru_cache(maxsize=8)
 def _load_paired(path: str, digest: str) -> dict[Any, Any]:
-    """A metric's paired data, read once per worker process (keyed by path and digest)."""
+    """A work-dir payload of ``compare`` (a metric's paired data, or a group's differences),
+    read once per worker process (keyed by path and digest)."""
     import hashlib
 
     with open(path, "rb") as fh:
