@@ -29,8 +29,8 @@ from ragmeter.executors.plan import (
 )
 from ragmeter.executors.tasks import count_signflips, run_test_block
 
-# Work of one row block, in (resample × unit × test) cells: about 10 s on one core of the
-# benchmark machine (about 1e10 cells/s for the exact-integer product).
+# Work of one row block, in (resample × unit × test) cells: about 6.5 CPU-s on the benchmark
+# machine (6.5e-11 CPU-s per cell for the exact-integer product, benchmarks/scaleout_stats.py).
 CELLS_PER_SHARD = 100_000_000_000
 # Fewer rows than this per block would spend more time on the block than on its rows.
 MIN_ROWS_PER_SHARD = 2_048
