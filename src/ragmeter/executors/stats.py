@@ -32,8 +32,8 @@ from ragmeter.executors.tasks import count_signflips, run_test_block
 # Work of one row block, in (resample × unit × test) cells: about 6.5 CPU-s on the benchmark
 # machine (6.5e-11 CPU-s per cell for the exact-integer product, benchmarks/scaleout_stats.py).
 CELLS_PER_SHARD = 100_000_000_000
-# Fewer rows than this per block would spend more time on the block than on its rows.
-MIN_ROWS_PER_SHARD = 2_048
+# A block carries at least about 0.2 s of work, so that Dask's ~2 ms per task stays near 1%.
+MIN_CELLS_PER_SHARD = 3_000_000_000
 
 
 def test_blocks(n_tests: int, workers: int, partitions: int | None) -> int:
@@ -49,7 +49,7 @@ def row_blocks(
 ) -> list[int]:
     """How many row blocks each group of ``(resamples, n, tests)`` makes: ``partitions`` (or
     :data:`CELLS_PER_SHARD` of work each, at least :data:`SHARDS_PER_WORKER` per worker) shared
-    out by work, with at least :data:`MIN_ROWS_PER_SHARD` rows per block."""
+    out by work, with at least :data:`MIN_CELLS_PER_SHARD` of work per block."""
     cells = [rows * n * tests for rows, n, tests in groups]
     total = sum(cells)
     if total == 0:
@@ -64,7 +64,7 @@ def row_blocks(
             continue
         share = max(1, round(wanted * work / total))
         if partitions is None:
-            share = min(share, max(1, rows // MIN_ROWS_PER_SHARD))
+            share = min(share, max(1, work // MIN_CELLS_PER_SHARD))
         out.append(min(share, rows))
     return out
 
