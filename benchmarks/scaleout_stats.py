@@ -55,7 +55,7 @@ def _work(
         for rows in cuts[part[0] : part[1]]:
             signflip_counts(d, pat, decimals=4, rows=rows)
     elif mode == "patterns only":
-        for b in pat.iter_bytes(max(64, min(4096, (1 << 22) // n))):
+        for b in pat.iter_bytes(max(64, min(4096, (1 << 20) // n))):
             np.unpackbits(b, axis=1, bitorder="little", count=n).astype(np.float64)
     return time.perf_counter() - start, time.process_time() - cpu
 
