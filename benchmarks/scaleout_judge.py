@@ -151,28 +151,45 @@ def stats_benchmark(a: Any) -> int:
                 address = stack.enter_context(_running_cluster(n))
                 variants.append((f"running {n}", ["--scheduler", address]))
             times: dict[str, list[float]] = {name: [] for name, _ in variants}
+            cpus: dict[str, list[float]] = {name: [] for name, _ in variants}
             outs: dict[str, str] = {}
+            loads = [os.getloadavg()[0]]
             for _ in range(a.repeats):
                 for name, extra in variants:
+                    before = _children_cpu()
                     wall, out = timed([*base, *extra])
                     times[name].append(wall)
+                    cpus[name].append(_children_cpu() - before)
                     outs[name], _ = _without_executor(out)
+                loads.append(os.getloadavg()[0])
         if len(set(outs.values())) != 1:
             raise SystemExit("the p-values differ between executors")
     n_tests = a.systems * (a.systems - 1) // 2
     med = {k: statistics.median(v) for k, v in times.items()}
     print(
         f"stats, {n_tests} randomization tests (all pairs of {a.systems} systems), "
-        f"n {a.queries}, {a.n_resamples:,} resamples, load average {os.getloadavg()}"
+        f"n {a.queries}, {a.n_resamples:,} resamples, medians of {a.repeats}, "
+        f"load average {min(loads):.1f}-{max(loads):.1f}"
     )
     for name, wall in med.items():
-        print(f"{name:12s} {wall:7.2f} s  ({n_tests / wall:.1f} tests/s)")
+        # CPU of the command and the worker processes it started and waited for (a running
+        # cluster's workers are not the command's: only the driver counts there)
+        cpu = statistics.median(cpus[name])
+        print(f"{name:12s} {wall:7.2f} s  ({n_tests / wall:.1f} tests/s)  CPU {cpu:7.2f} s")
     print(
         f"2 workers / 1 worker: {med['1 worker'] / med['2 workers']:.2f}× started by the command, "
         f"{med['running 1'] / med[f'running {a.workers}']:.2f}× on running clusters "
         "(goal ≥ 1.8×); outputs identical apart from 'executor'"
     )
     return 0
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of the finished child processes (and those they waited for)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 @contextlib.contextmanager

@@ -29,8 +29,10 @@ from ragmeter.cli.stored_runs import (
 from ragmeter.errors import UsageError
 from ragmeter.executors.options import (
     ExecutorOpt,
+    KeepWorkOpt,
     PartitionsOpt,
     SchedulerOpt,
+    WorkDirOpt,
     WorkerMemoryOpt,
     WorkersOpt,
 )
@@ -396,6 +398,8 @@ def register(app: typer.Typer) -> None:
         scheduler: SchedulerOpt = None,
         partitions: PartitionsOpt = None,
         worker_memory: WorkerMemoryOpt = None,
+        work_dir: WorkDirOpt = None,
+        keep_work: KeepWorkOpt = None,
     ) -> None:
         """Compare systems with paired significance tests, corrections and effect sizes.
 
@@ -418,6 +422,8 @@ def register(app: typer.Typer) -> None:
             scheduler=scheduler,
             partitions=partitions,
             worker_memory=worker_memory,
+            work_dir=work_dir,
+            keep_work=keep_work,
         )
         _choice(test, TESTS, "--test")
         _choice(fmt, FORMATS, "--format")

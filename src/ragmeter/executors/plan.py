@@ -139,6 +139,20 @@ class TestShard:
     settings: tuple[tuple[str, Any], ...]
 
 
+@dataclass(frozen=True)
+class SignFlipShard:
+    """Resamples ``rows = (start, stop)`` of a group of randomization tests that share their
+    sign patterns (``patterns``: n, exact or sampled, count, seed). ``path`` holds the group's
+    differences and rounding, one column per test; the task returns the group's counts."""
+
+    index: int
+    path: str
+    digest: str
+    patterns: Any
+    rows: tuple[int, int]
+    settings: tuple[tuple[str, Any], ...]
+
+
 def scratch_root(executor_describe: dict[str, Any]) -> str:
     """Where the driver writes files that workers read.
 

@@ -13,7 +13,8 @@ from typing import Any
 
 @lru_cache(maxsize=8)
 def _load_paired(path: str, digest: str) -> dict[Any, Any]:
-    """A metric's paired data, read once per worker process (keyed by path and digest)."""
+    """A work-dir payload of ``compare`` (a metric's paired data, or a group's differences),
+    read once per worker process (keyed by path and digest)."""
     import hashlib
 
     with open(path, "rb") as fh:
@@ -33,6 +34,17 @@ def run_test_block(shard: Any) -> bytes:
     block = {key: paired[key] for key in shard.keys}
     results = _run_tests(block, **dict(shard.settings))
     return pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def count_signflips(shard: Any) -> dict[str, Any]:
+    """Count one row range of a group of randomization tests: the exact integer counts that
+    :func:`ragmeter.stats.randomization.signflip_pvalues` makes over all rows in-process."""
+    from ragmeter.stats.randomization import signflip_counts
+
+    d, decimals = _load_paired(shard.path, shard.digest)
+    return signflip_counts(
+        d, shard.patterns, decimals=decimals, rows=shard.rows, **dict(shard.settings)
+    )
 
 
 @lru_cache(maxsize=2)

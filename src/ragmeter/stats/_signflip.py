@@ -73,21 +73,33 @@ class Patterns:
     def nbytes(self) -> int:
         return (self.n + 7) // 8
 
-    def iter_bytes(self, chunk_rows: int) -> Iterator[np.ndarray]:
-        """Yield the patterns as uint8 arrays of shape (rows, nbytes), in order."""
+    def iter_bytes(
+        self, chunk_rows: int, rows: tuple[int, int] | None = None
+    ) -> Iterator[np.ndarray]:
+        """Yield the patterns as uint8 arrays of shape (rows, nbytes), in order.
+
+        ``rows=(start, stop)`` yields only patterns ``start`` to ``stop - 1``, bit for bit as
+        the whole sequence has them: a sampled stream is advanced past the ``start`` rows it
+        skips (``bit_generator.advance``), so a test's resamples can be counted in parts.
+        """
         nbytes = self.nbytes
+        first, stop = (0, self.count) if rows is None else rows
+        if not 0 <= first <= stop <= self.count:
+            raise ValueError(f"rows {first}..{stop} outside 0..{self.count}")
         if self.exact:
             shifts = (8 * np.arange(nbytes, dtype=np.uint64))[None, :]
-            for start in range(0, self.count, chunk_rows):
-                p = np.arange(start, min(start + chunk_rows, self.count), dtype=np.uint64)
+            for start in range(first, stop, chunk_rows):
+                p = np.arange(start, min(start + chunk_rows, stop), dtype=np.uint64)
                 yield ((p[:, None] >> shifts) & np.uint64(255)).astype(np.uint8)
             return
         words = (self.n + 63) // 64
         bitgen = np.random.default_rng(self.seed).bit_generator
-        for start in range(0, self.count, chunk_rows):
-            rows = min(chunk_rows, self.count - start)
-            raw = np.ascontiguousarray(bitgen.random_raw(rows * words), dtype="<u8")
-            yield raw.view(np.uint8).reshape(rows, words * 8)[:, :nbytes]
+        if first:
+            bitgen.advance(first * words)  # one raw 64-bit word per step of the stream
+        for start in range(first, stop, chunk_rows):
+            count = min(chunk_rows, stop - start)
+            raw = np.ascontiguousarray(bitgen.random_raw(count * words), dtype="<u8")
+            yield raw.view(np.uint8).reshape(count, words * 8)[:, :nbytes]
 
 
 def unpack_bits(byte_rows: np.ndarray, n: int) -> np.ndarray:
@@ -120,11 +132,18 @@ def _tables(x: np.ndarray, nbytes: int) -> np.ndarray:
 
 
 def iter_kept_sums(
-    x: np.ndarray, patterns: Patterns, *, exact_integers: bool | None = None
+    x: np.ndarray,
+    patterns: Patterns,
+    *,
+    exact_integers: bool | None = None,
+    rows: tuple[int, int] | None = None,
 ) -> Iterator[np.ndarray]:
     """Yield, chunk by chunk, the kept sums Σ_{bit=1} x[i, c] of every pattern: (rows, P).
 
     ``x`` has shape (n, P), one column per paired comparison, rows in canonical unit order.
+    ``rows=(start, stop)`` covers only those patterns. A pattern's sums do not depend on the
+    chunk it is in (exact integers, or per-row table sums in a fixed order), so counts over
+    parts of the rows add up to the counts over all of them.
     """
     x = np.asarray(x, dtype=np.float64)
     if x.ndim == 1:
@@ -136,15 +155,18 @@ def iter_kept_sums(
         exact_integers = exact_integer_columns(x)
     nbytes = patterns.nbytes
     if exact_integers and p >= _MATMUL_MIN_COLUMNS:
-        chunk = max(64, min(4096, (1 << 22) // max(n, 1)))
-        for byte_rows in patterns.iter_bytes(chunk):
+        # about 8 MiB of float64 patterns per product: a chunk that stays in the cache is
+        # 17-39% cheaper than one of 32 MiB (n 6,980 and 2,000, benchmarks/README.md), also
+        # with two processes sharing the cache; exact integer sums do not depend on the chunk
+        chunk = max(64, min(4096, (1 << 20) // max(n, 1)))
+        for byte_rows in patterns.iter_bytes(chunk, rows):
             flips = np.unpackbits(byte_rows, axis=1, bitorder="little", count=n)
             yield flips.astype(np.float64) @ x
         return
     tables = _tables(x, nbytes)
     offsets = (np.arange(nbytes, dtype=np.intp) * 256)[None, :]
     chunk = max(64, min(8192, (1 << 21) // max(nbytes, 1)))
-    for byte_rows in patterns.iter_bytes(chunk):
+    for byte_rows in patterns.iter_bytes(chunk, rows):
         flat = byte_rows.astype(np.intp) + offsets
         out = np.empty((len(byte_rows), p))
         for c in range(p):

@@ -8,7 +8,8 @@ with the letters of the systems it beats significantly.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,6 +22,7 @@ from ragmeter.stats._common import (
     check_n_resamples,
     check_seed,
 )
+from ragmeter.stats._signflip import Patterns
 from ragmeter.stats.compare_report import (
     LETTERS,
     RANX_SUPERSCRIPTS,
@@ -365,45 +367,32 @@ def _run_tests(
             on_progress(len(out), len(paired))
 
     if test == "randomization":
-        from ragmeter.stats._signflip import Patterns
-        from ragmeter.stats.randomization import build_result, signflip_pvalues
+        from ragmeter.stats.randomization import signflip_pvalues
 
-        by_shape: dict[tuple[int, int | None], list[tuple[str, int, int]]] = {}
-        for key, p in paired.items():
-            by_shape.setdefault((p.n, p.decimals), []).append(key)
-        for (n, decimals), keys in by_shape.items():
-            patterns = Patterns.choose(n, n_resamples=n_resamples, exact=exact, seed=seed)
-            live = [k for k in keys if np.any(paired[k].d)]
-            pvals: dict[tuple[str, int, int], float] = dict.fromkeys(keys, 1.0)
-            if live:
-                d = np.column_stack([paired[k].d for k in live])
+        for group in randomization_groups(paired, n_resamples=n_resamples, exact=exact, seed=seed):
+            got: Sequence[float] = ()
+            if group.live:
                 got = signflip_pvalues(
-                    d, patterns, alternative=alternative, two_sided=two_sided, decimals=decimals
-                )
-                pvals.update({k: float(v) for k, v in zip(live, got, strict=True)})
-            for k in keys:
-                interval = None
-                if ci is not None:
-                    from ragmeter.stats.bootstrap import bootstrap_ci
-
-                    interval = bootstrap_ci(
-                        paired[k],
-                        method=ci,
-                        confidence=confidence,
-                        n_resamples=n_resamples,
-                        seed=seed,
-                    )
-                out[k] = build_result(
-                    paired[k],
-                    p_value=pvals[k],
-                    patterns=patterns,
-                    statistic=float(np.mean(paired[k].d)),
+                    group.matrix(paired),
+                    group.patterns,
                     alternative=alternative,
                     two_sided=two_sided,
-                    exact=exact,
-                    alpha=alpha,
-                    ci=interval,
+                    decimals=group.decimals,
                 )
+            for key, result in randomization_results(
+                paired,
+                group,
+                got,
+                alternative=alternative,
+                two_sided=two_sided,
+                exact=exact,
+                alpha=alpha,
+                n_resamples=n_resamples,
+                seed=seed,
+                ci=ci,
+                confidence=confidence,
+            ):
+                out[key] = result
                 tick()
         return out
     from ragmeter.stats.dispatch import paired_test
@@ -420,6 +409,83 @@ def _run_tests(
         out[key] = paired_test(p, test=test, **options)
         tick()
     return out
+
+
+@dataclass(frozen=True)
+class SignFlipGroup:
+    """Randomization tests that share their sign patterns: same n and rounding, hence the same
+    ``default_rng(seed)`` stream. ``live`` are the tests with a non-zero difference."""
+
+    patterns: Patterns
+    decimals: int | None
+    keys: tuple[tuple[str, int, int], ...]
+    live: tuple[tuple[str, int, int], ...]
+
+    def matrix(self, paired: Mapping[tuple[str, int, int], Paired]) -> np.ndarray:
+        """The differences of the live tests, one column each: (n, len(live))."""
+        return np.column_stack([paired[k].d for k in self.live])
+
+
+def randomization_groups(
+    paired: Mapping[tuple[str, int, int], Paired], *, n_resamples: int, exact: bool | str, seed: int
+) -> list[SignFlipGroup]:
+    """The tests of ``paired`` grouped by (n, decimals), in first-seen order: one set of sign
+    patterns serves a whole group."""
+    by_shape: dict[tuple[int, int | None], list[tuple[str, int, int]]] = {}
+    for key, p in paired.items():
+        by_shape.setdefault((p.n, p.decimals), []).append(key)
+    return [
+        SignFlipGroup(
+            Patterns.choose(n, n_resamples=n_resamples, exact=exact, seed=seed),
+            decimals,
+            tuple(keys),
+            tuple(k for k in keys if np.any(paired[k].d)),
+        )
+        for (n, decimals), keys in by_shape.items()
+    ]
+
+
+def randomization_results(
+    paired: Mapping[tuple[str, int, int], Paired],
+    group: SignFlipGroup,
+    live_pvalues: Sequence[float],
+    *,
+    alternative: str,
+    two_sided: str,
+    exact: bool | str,
+    alpha: float,
+    n_resamples: int,
+    seed: int,
+    ci: str | None,
+    confidence: float,
+) -> Iterator[tuple[tuple[str, int, int], TestResult]]:
+    """The group's results, in its key order, from the p-values of its live tests."""
+    from ragmeter.stats.randomization import build_result
+
+    pvals: dict[tuple[str, int, int], float] = dict.fromkeys(group.keys, 1.0)
+    pvals.update({k: float(v) for k, v in zip(group.live, live_pvalues, strict=True)})
+    for k in group.keys:
+        interval = None
+        if ci is not None:
+            from ragmeter.stats.bootstrap import bootstrap_ci
+
+            interval = bootstrap_ci(
+                paired[k], method=ci, confidence=confidence, n_resamples=n_resamples, seed=seed
+            )
+        yield (
+            k,
+            build_result(
+                paired[k],
+                p_value=pvals[k],
+                patterns=group.patterns,
+                statistic=float(np.mean(paired[k].d)),
+                alternative=alternative,
+                two_sided=two_sided,
+                exact=exact,
+                alpha=alpha,
+                ci=interval,
+            ),
+        )
 
 
 # the old name of CORRECTION_FAMILIES warns (it also names the retrieval measure families)

@@ -25,6 +25,7 @@ __all__ = [
     "build_result",
     "pvalues_from_counts",
     "randomization_test",
+    "signflip_counts",
     "signflip_pvalues",
 ]
 
@@ -74,6 +75,34 @@ def signflip_pvalues(
     computed on exact integers (d·10^decimals), so ties are detected exactly; otherwise in
     float64 with the tolerance γ.
     """
+    counts = signflip_counts(
+        d, patterns, alternative=alternative, two_sided=two_sided, decimals=decimals
+    )
+    return pvalues_from_counts(
+        counts,
+        total=patterns.count,
+        exact=patterns.exact,
+        alternative=alternative,
+        two_sided=two_sided,
+    )
+
+
+def signflip_counts(
+    d: np.ndarray,
+    patterns: Patterns,
+    *,
+    alternative: str = "two-sided",
+    two_sided: str = "abs",
+    decimals: int | None = 12,
+    rows: tuple[int, int] | None = None,
+) -> dict[str, np.ndarray]:
+    """Per column of ``d``, how many patterns give a statistic at least as extreme as the
+    observed one (the counts :func:`signflip_pvalues` turns into p-values).
+
+    ``rows=(start, stop)`` counts only those patterns. The counts are integers, so the counts
+    of consecutive row ranges add up exactly to the counts over all patterns: this is how an
+    executor spreads one set of tests over several workers (docs/scaleout.md).
+    """
     d = np.asarray(d, dtype=np.float64)
     if d.ndim == 1:
         d = d[:, None]
@@ -102,7 +131,7 @@ def signflip_pvalues(
         thr_abs = np.ceil(np.abs(total) - gamma).astype(np.int64)
         thr_ge = np.ceil(total - gamma).astype(np.int64)
         thr_le = np.floor(total + gamma).astype(np.int64)
-        for kept in iter_kept_sums(k, patterns, exact_integers=True):
+        for kept in iter_kept_sums(k, patterns, exact_integers=True, rows=rows):
             t = 2 * np.rint(kept).astype(np.int64) - total[None, :]
             if "abs" in counts:
                 counts["abs"][cols] += (np.abs(t) >= thr_abs[None, :]).sum(axis=0)
@@ -115,7 +144,7 @@ def signflip_pvalues(
         x = d[:, cols]
         total_f = np.array([math.fsum(col) for col in x.T])
         gamma = np.array([_tolerance(t) for t in total_f])
-        for kept in iter_kept_sums(x, patterns, exact_integers=False):
+        for kept in iter_kept_sums(x, patterns, exact_integers=False, rows=rows):
             t = 2 * kept - total_f[None, :]
             if "abs" in counts:
                 counts["abs"][cols] += (np.abs(t) >= (np.abs(total_f) - gamma)[None, :]).sum(axis=0)
@@ -123,13 +152,7 @@ def signflip_pvalues(
                 counts["greater"][cols] += (t >= (total_f - gamma)[None, :]).sum(axis=0)
             if "less" in counts:
                 counts["less"][cols] += (t <= (total_f + gamma)[None, :]).sum(axis=0)
-    return pvalues_from_counts(
-        counts,
-        total=patterns.count,
-        exact=patterns.exact,
-        alternative=alternative,
-        two_sided=two_sided,
-    )
+    return counts
 
 
 def _reduces_rows(stat: Callable[..., Any], a: np.ndarray, b: np.ndarray) -> bool:
