@@ -42,7 +42,7 @@ def test_two_workers_on_other_hosts_share_a_postgresql_cache(
     pg_cluster,
     elsewhere,
 ):
-    from ragmeter.judge.cache import JudgeCache
+    from ragmeter.judge.cache_open import open_cache
 
     inp = write_jsonl(tmp_path / "in.jsonl", samples(9))
     local, local_rows = _judge(inp, "local.sqlite", "local")
@@ -54,7 +54,7 @@ def test_two_workers_on_other_hosts_share_a_postgresql_cache(
     assert remote == local and remote_rows == local_rows  # the in-process run's results
     assert len(fake.requests) == remote["cost"]["calls_sent"] == 27
     assert max(Counter(r.digest for r in fake.requests).values()) == 1  # no key sent twice
-    db = JudgeCache(url)
+    db = open_cache(url)
     assert len(db) == 27 and db.stats()["lookups"] == 27  # the workers wrote to the server
     db.close()
     assert not Path(".ragmeter/judge-cache.sqlite").exists()

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from ragmeter.errors import InputError
-from ragmeter.judge.cache import SCHEMA_VERSION, CacheReader, JudgeCache
+from ragmeter.judge.cache import SCHEMA_VERSION, JudgeCache
+from ragmeter.judge.cache_open import open_cache, open_reader
 from ragmeter.judge.ledger import LEDGER_FIELDS
 from tests.helpers import invoke
 from tests.judge.fake_openai import SENTINEL_KEY
@@ -55,14 +56,14 @@ def _ledger(run_id: str, *, hit: bool, cost: float | None) -> dict:
 
 def test_entries_round_trip_replace_and_read_back(target):
     t0 = time.time()
-    db = JudgeCache(target)
+    db = open_cache(target)
     assert db.get("k1") is None and len(db) == 0 and db.keys() == set()
     reply = {"choices": [{"text": "ok é \u0000 ✓"}], "usage": {"prompt_tokens": 100}}
     _put(db, "k1", reply)
     _put(db, "k2", {"text": "not json"}, valid=False)
     db.close()
 
-    again = JudgeCache(target)  # every reply was committed as it arrived
+    again = open_cache(target)  # every reply was committed as it arrived
     entry = again.get("k1")
     assert entry is not None and entry.response == reply and entry.valid is True
     assert t0 <= entry.created <= time.time()
@@ -88,15 +89,15 @@ def test_entries_round_trip_replace_and_read_back(target):
     }
     again.close()
 
-    found = CacheReader(target).lookup(["k1", "k2", "absent", "k1"])
+    found = open_reader(target).lookup(["k1", "k2", "absent", "k1"])
     assert sorted(found) == ["k1", "k2"]
     assert found["k2"]["messages"] == [{"role": "user", "content": "ask k2 é"}]
     assert found["k1"]["response"] == {"text": "fresh"} and found["k2"]["valid"] is True
-    assert CacheReader(target).lookup([]) == {}
+    assert open_reader(target).lookup([]) == {}
 
 
 def test_ledger_meta_stats_and_requests_left_out(target):
-    db = JudgeCache(target, store_requests=False)
+    db = open_cache(target, store_requests=False)
     _put(db, "a", {"v": 1})
     _put(db, "b", {"v": 2}, valid=False)
     db.write_ledger(_ledger("run1", hit=False, cost=0.015))
@@ -125,14 +126,14 @@ def test_ledger_meta_stats_and_requests_left_out(target):
     assert stats["oldest"] <= stats["newest"]
     assert [r["request"] for r in db.export()] == [None, None]  # --cache-no-requests
     db.close()
-    reopened = JudgeCache(target)
+    reopened = open_cache(target)
     assert reopened.get_meta("negotiation:x|m") == '{"structured": "json_object"}'
     assert reopened.stats()["lookups"] == 3  # the batched ledger rows were committed on close
     reopened.close()
 
 
 def test_prune_deletes_only_older_entries(target, monkeypatch):
-    db = JudgeCache(target)
+    db = open_cache(target)
     real = time.time
     monkeypatch.setattr(time, "time", lambda: real() - 40 * DAY)
     _put(db, "old", {"v": 0})
@@ -144,13 +145,13 @@ def test_prune_deletes_only_older_entries(target, monkeypatch):
 
 
 def test_an_unknown_schema_version_is_refused(target):
-    db = JudgeCache(target)
+    db = open_cache(target)
     db.db.execute("UPDATE meta SET v = '99' WHERE k = 'schema_version'")
     db.close()
     with pytest.raises(
         InputError, match=f"schema version 99 is not supported .expected {SCHEMA_VERSION}"
     ):
-        JudgeCache(target)
+        open_cache(target)
 
 
 def _writer(target: str, me: int, start: object, errors: object) -> None:
@@ -158,7 +159,7 @@ def _writer(target: str, me: int, start: object, errors: object) -> None:
     300 shared keys and 100 of its own."""
     try:
         start.wait(60)  # type: ignore[attr-defined]
-        db = JudgeCache(target)
+        db = open_cache(target)
         for i in range(300):
             _put(db, f"shared-{i}", {"writer": me, "i": i})
             _put(db, f"own-{me}-{i % 100}", {"writer": me})
@@ -177,7 +178,7 @@ def test_two_processes_writing_the_same_keys_never_fail(target):
         p.join(120)
     assert [p.exitcode for p in procs] == [0, 0]
     assert errors.empty(), errors.get()
-    db = JudgeCache(target)
+    db = open_cache(target)
     assert len(db) == 300 + 2 * 100  # each shared key stored once
     assert {db.get(f"shared-{i}").response["writer"] for i in range(300)} <= {0, 1}
     assert all(db.get(f"shared-{i}").response["i"] == i for i in range(300))
@@ -310,13 +311,13 @@ def test_the_dashboard_reads_a_postgresql_cache_without_showing_the_password(
     from ragmeter.web.pages import _judge_calls
 
     url = pg_cluster.new_database().replace("//ragmeter@", f"//ragmeter:{PASSWORD}@")
-    db = JudgeCache(url)
+    db = open_cache(url)
     _put(db, "k1", {"text": "Supported.", "finish_reason": "stop"})
     db.close()
     monkeypatch.setenv("RAGMETER_JUDGE_CACHE", url)
     assert _judge_cache_path(None) == url and _judge_cache_path(url) == url
     values = [{"cache_keys": [{"stage": "faithfulness.verify", "key": "k1"}, {"key": "gone"}]}]
-    state = _judge_calls(values, CacheReader(url))
+    state = _judge_calls(values, open_reader(url))
     assert state["status"] == "ok" and PASSWORD not in json.dumps(state)
     assert state["path"].startswith("postgresql+psycopg://ragmeter:***@127.0.0.1:")
     first, second = values[0]["judge_calls"]
@@ -324,7 +325,7 @@ def test_the_dashboard_reads_a_postgresql_cache_without_showing_the_password(
     assert first["messages"] == [{"role": "user", "content": "ask k1 é"}]
     assert second["found"] is False
     closed = f"postgresql://ragmeter:{PASSWORD}@127.0.0.1:{_closed_port()}/cache"
-    state = _judge_calls(values, CacheReader(closed))
+    state = _judge_calls(values, open_reader(closed))
     assert (
         state["status"] == "unreadable" and "cannot connect to the judge cache" in state["message"]
     )
@@ -345,7 +346,7 @@ def test_a_server_gone_during_a_run_is_one_line_naming_the_cache(pg_cluster):
     import psycopg
 
     url = pg_cluster.new_database().replace("//ragmeter@", f"//ragmeter:{PASSWORD}@")
-    db = JudgeCache(url)
+    db = open_cache(url)
     _put(db, "k1", {"v": 1})
     pid = db.db.conn.info.backend_pid
     admin = url.rsplit("/", 1)[0].replace("+psycopg", "") + "/postgres"

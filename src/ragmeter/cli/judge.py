@@ -344,15 +344,16 @@ def _open_cache(path: str | None, command: str) -> Any:
     import os
 
     from ragmeter.errors import UsageError
-    from ragmeter.judge.cache import JudgeCache, is_cache_url
+    from ragmeter.judge.cache import is_cache_url
+    from ragmeter.judge.cache_open import open_cache
 
     given = path or os.environ.get("RAGMETER_JUDGE_CACHE") or ".ragmeter/judge-cache.sqlite"
     try:
         if is_cache_url(given):  # a server: the tables are created if the database is new
-            return JudgeCache(given)
+            return open_cache(given)
     except UsageError as exc:
         raise UsageError(exc.message, command=command) from None
     target = Path(given)
     if not target.exists():
         raise UsageError(f"no judge cache at {target}", command=command)
-    return JudgeCache(target)
+    return open_cache(target)

@@ -223,14 +223,15 @@ def _run_judge(a: dict[str, Any]) -> int:
         ]
 
     if a["dry_run"]:
-        from ragmeter.judge.cache import JudgeCache, is_cache_url
+        from ragmeter.judge.cache import is_cache_url
+        from ragmeter.judge.cache_open import open_cache
         from ragmeter.judge.estimate import estimate, format_estimate, merge_estimates
 
         db = None
         if cfg.cache_path is not None and (
             is_cache_url(cfg.cache_path) or Path(cfg.cache_path).exists()
         ):
-            db = JudgeCache(cfg.cache_path)
+            db = open_cache(cfg.cache_path)
         try:
             ests = [estimate(s, m, config=cfg, cache=db) for s, m in groups]
         finally:

@@ -95,7 +95,8 @@ def register(app: typer.Typer) -> None:
                 "pip install 'ragmeter[web]'",
                 command="serve",
             ) from None
-        from ragmeter.judge.cache import CacheReader, shown_cache
+        from ragmeter.judge.cache import shown_cache
+        from ragmeter.judge.cache_open import open_reader
 
         cache_path = _judge_cache_path(judge_cache)
         # the store first: a bad --store is named even when --host or --port is wrong too
@@ -110,7 +111,7 @@ def register(app: typer.Typer) -> None:
         )
         shown = f"[{host}]" if ":" in host else host
         cache_shown = shown_cache(cache_path)
-        cache_note = f"judge cache {cache_shown}; " if CacheReader(cache_path).exists() else ""
+        cache_note = f"judge cache {cache_shown}; " if open_reader(cache_path).exists() else ""
         print(
             f"ragmeter dashboard: http://{shown}:{port}/  (store {handle.url}; {cache_note}"
             "read-only; Ctrl+C stops it)",

@@ -56,7 +56,8 @@ def worker_cache(
     A URL carrying a password is refused: it would be written to the work dir and sent to
     every worker in the task specs. The workers read it from libpq's own sources instead,
     ``PGPASSWORD`` or ``~/.pgpass`` (docs/judge.md, "The cache on PostgreSQL")."""
-    from ragmeter.judge.cache import JudgeCache, is_cache_url
+    from ragmeter.judge.cache import is_cache_url
+    from ragmeter.judge.cache_open import open_cache
 
     try:
         if not is_cache_url(target):
@@ -71,7 +72,7 @@ def worker_cache(
                 "the URL without it)"
             )
         if reach:
-            JudgeCache(os.fspath(target)).close()
+            open_cache(os.fspath(target)).close()
     except UsageError as exc:
         raise UsageError(exc.message, command=command) from None
     return os.fspath(target)

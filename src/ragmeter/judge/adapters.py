@@ -161,7 +161,7 @@ class StepsJudge:
         load_embedder: bool = True,
         command: str | None = "steps",
     ) -> None:
-        from ragmeter.judge.cache import JudgeCache
+        from ragmeter.judge.cache_open import open_cache
         from ragmeter.judge.engine import llm_installed, make_client
         from ragmeter.judge.metrics._common import Options
         from ragmeter.judge.runtime import JudgeRuntime
@@ -174,7 +174,7 @@ class StepsJudge:
         self.cache = (
             cache
             if cache is not None
-            else JudgeCache(config.cache_path, store_requests=config.cache_requests)
+            else open_cache(config.cache_path, store_requests=config.cache_requests)
         )
         if client is None:
             import json

@@ -149,9 +149,10 @@ class CacheEntry:
 
 
 class JudgeCache:
-    """The request cache. ``path`` is a SQLite file, a ``postgresql://`` URL (the instance is
-    then a :class:`~ragmeter.judge.cache_pg.PgJudgeCache`) or ``None``, which keeps everything
-    in memory (``--no-cache``)."""
+    """The request cache in a SQLite file, or in memory with ``path=None`` (``--no-cache``).
+
+    :func:`~ragmeter.judge.cache_open.open_cache` opens a path or a ``postgresql://`` URL alike.
+    """
 
     # the statements whose wording differs between SQLite and PostgreSQL
     _PUT_SQL = (
@@ -160,15 +161,6 @@ class JudgeCache:
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     )
     _SET_META_SQL = "INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)"
-
-    def __new__(
-        cls, path: str | os.PathLike[str] | None = None, *, store_requests: bool = True
-    ) -> JudgeCache:
-        if cls is JudgeCache and is_cache_url(path):
-            from ragmeter.judge.cache_pg import PgJudgeCache
-
-            return super().__new__(PgJudgeCache)
-        return super().__new__(cls)
 
     def __init__(self, path: str | os.PathLike[str] | None, *, store_requests: bool = True) -> None:
         self.path = None if path is None else Path(_sqlite_file(path))

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import InputError
-from ragmeter.judge.cache_url import _sqlite_file, is_cache_url
+from ragmeter.judge.cache_url import _sqlite_file
 
 __all__ = ["CacheReader"]
 
@@ -29,13 +29,6 @@ class CacheReader:
     shared-memory file either; if a judge run wrote to it meanwhile (the ``-wal`` file appeared
     or the file changed) the lookup is repeated the ordinary read-only way.
     """
-
-    def __new__(cls, path: str | os.PathLike[str]) -> CacheReader:
-        if cls is CacheReader and is_cache_url(path):
-            from ragmeter.judge.cache_pg import PgCacheReader
-
-            return super().__new__(PgCacheReader)
-        return super().__new__(cls)
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(_sqlite_file(path)).absolute()

@@ -25,6 +25,13 @@ from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from ragmeter.judge.negotiation import (
+    _DOWNGRADE,
+    _UNSUPPORTED,
+    Negotiation,
+    _mentions,
+    effective_params,
+)
 from ragmeter.judge.secrets import Redactor
 
 __all__ = [
@@ -106,78 +113,6 @@ class ReplyTooLarge(Exception):
     def __init__(self, limit: int) -> None:
         self.limit = limit
         super().__init__(f"reply_too_large: the reply has more than {limit} bytes")
-
-
-@dataclass
-class Negotiation:
-    """What the endpoint accepts, learnt from its 400 replies."""
-
-    structured: str = "json_schema"  # the mode in use: json_schema | json_object | prompt
-    token_param: str = "max_tokens"  # or max_completion_tokens
-    temperature: bool = True  # False once the endpoint rejected temperature
-    auto: bool = True  # structured: auto may downgrade
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "structured": self.structured,
-            "token_param": self.token_param,
-            "temperature": self.temperature,
-        }
-
-    @classmethod
-    def start(cls, structured: str, saved: Mapping[str, Any] | None = None) -> Negotiation:
-        neg = cls(
-            structured="json_schema" if structured == "auto" else structured,
-            auto=structured == "auto",
-        )
-        if saved:
-            if neg.auto and saved.get("structured") in ("json_schema", "json_object", "prompt"):
-                neg.structured = saved["structured"]
-            if saved.get("token_param") in ("max_tokens", "max_completion_tokens"):
-                neg.token_param = saved["token_param"]
-            if saved.get("temperature") is False:
-                neg.temperature = False
-        return neg
-
-
-_DOWNGRADE = {"json_schema": "json_object", "json_object": "prompt"}
-
-
-def effective_params(
-    params: Mapping[str, Any], neg: Negotiation, *, has_schema: bool
-) -> dict[str, Any]:
-    """The output-affecting parameters as they are sent under ``neg`` (part of the cache key).
-
-    >>> effective_params({"temperature": 0, "max_tokens": 64}, Negotiation(token_param=
-    ...     "max_completion_tokens", temperature=False), has_schema=True)
-    {'max_completion_tokens': 64, 'structured': 'json_schema', 'temperature': None}
-    """
-    out: dict[str, Any] = {}
-    for k, v in params.items():
-        if k == "max_tokens":
-            out[neg.token_param] = v
-        elif k == "temperature":
-            out["temperature"] = v if neg.temperature else None
-        elif v is not None:
-            out[k] = v
-    out["structured"] = neg.structured if has_schema else "text"
-    return dict(sorted(out.items()))
-
-
-def _mentions(text: str, *words: str) -> bool:
-    return any(w in text for w in words)
-
-
-_UNSUPPORTED = (
-    "unsupported",
-    "not supported",
-    "does not support",
-    "not support",
-    "only the default",
-    "invalid parameter",
-    "unknown parameter",
-    "unrecognized",
-)
 
 
 SHARD_CALLS = 8  # calls in flight per SDK client before another client is started

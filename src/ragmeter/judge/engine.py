@@ -262,11 +262,11 @@ async def aevaluate(
             warnings=[hint],
         )
 
-    from ragmeter.judge.cache import JudgeCache
+    from ragmeter.judge.cache_open import open_cache
 
     own_cache = cache is None
     if cache is None:
-        cache = JudgeCache(config.cache_path, store_requests=config.cache_requests)
+        cache = open_cache(config.cache_path, store_requests=config.cache_requests)
     try:
         if client is None:
             saved = cache.get_meta(f"negotiation:{_endpoint(config)}|{config.model}")

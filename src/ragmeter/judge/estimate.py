@@ -332,7 +332,7 @@ def estimate(
     price = prices.resolve(config.model, local=is_local_endpoint(config.effective_base_url))
     rt = None
     if cache is not None:
-        from ragmeter.judge.client import Negotiation
+        from ragmeter.judge.negotiation import Negotiation
 
         client = _NoClient(config.model or "", Negotiation.start(config.structured))
         rt = JudgeRuntime(config, client, cache=cache, prices=prices)

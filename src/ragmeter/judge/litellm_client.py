@@ -18,12 +18,11 @@ from typing import Any
 from ragmeter.judge.client import (
     JudgeRequest,
     JudgeResponse,
-    Negotiation,
     RequestRejected,
     TransientError,
     classify_status,
-    effective_params,
 )
+from ragmeter.judge.negotiation import Negotiation, effective_params
 from ragmeter.judge.replies import decode_reply
 from ragmeter.judge.secrets import Redactor
 

@@ -34,11 +34,9 @@ from ragmeter.judge.client import (
     JudgeClient,
     JudgeRequest,
     JudgeResponse,
-    Negotiation,
     ReplyTooLarge,
     RequestRejected,
     TransientError,
-    effective_params,
 )
 from ragmeter.judge.config import JudgeConfig, is_local_endpoint
 from ragmeter.judge.ledger import (
@@ -49,6 +47,7 @@ from ragmeter.judge.ledger import (
     reservation,
 )
 from ragmeter.judge.limiter import Clock, RateLimiter, RealClock, backoff_delay
+from ragmeter.judge.negotiation import Negotiation, effective_params
 from ragmeter.judge.replies import (
     TRUNCATED,
     Exchange,

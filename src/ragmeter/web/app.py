@@ -128,14 +128,14 @@ def create_app(
     sample page shows (``None``: not shown; a path that does not exist: the page says so).
     ``max_busy``: pages built at once; a request waits at most ``busy_wait_s`` for a turn, then
     gets a 503."""
-    from ragmeter.judge.cache import CacheReader
+    from ragmeter.judge.cache_open import open_reader
     from ragmeter.store.errors import describe, is_database_error
 
     if max_busy < 1:
         raise UsageError(f"max_busy must be at least 1 (got {max_busy})")
     handle = store if isinstance(store, Store) else Store(store, readonly=True, pool_size=max_busy)
     busy: dict[str, asyncio.Semaphore] = {}
-    reader = None if judge_cache is None else CacheReader(judge_cache)
+    reader = None if judge_cache is None else open_reader(judge_cache)
     env = environment(link_run=link_run, link_sample=link_sample)
     cache = pages.ReportCache()
 
