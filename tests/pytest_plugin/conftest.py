@@ -79,4 +79,13 @@ def inner(
         ),
     )
     shutil.copytree(MINI, pytester.path, dirs_exist_ok=True)
+    # An inner session reads ``importlib.metadata`` through the ``importlib`` package's
+    # attribute. Once, in a full-suite run, that attribute was missing in an xdist worker
+    # (AttributeError while pytest loaded its plugins), after earlier in-process sessions had
+    # had their ``sys.modules`` restored; re-binding it keeps inner sessions independent of what
+    # ran before them in the worker.
+    import importlib
+    import importlib.metadata
+
+    monkeypatch.setattr(importlib, "metadata", sys.modules["importlib.metadata"], raising=False)
     return pytester
