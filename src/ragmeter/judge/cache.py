@@ -17,7 +17,7 @@ import os
 import sqlite3
 import time
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -146,6 +146,24 @@ class CacheEntry:
     response: dict[str, Any]
     valid: bool
     created: float
+
+
+def exported_entry(row: Sequence[Any]) -> dict[str, Any]:
+    """One ``judge_cache`` row (its columns in table order) as ``ragmeter cache export``
+    writes it, whichever database it came from."""
+    return {
+        "key": row[0],
+        "model": row[1],
+        "prompt_version": row[2],
+        "params": json.loads(row[3]),
+        "request": json.loads(row[4]) if row[4] is not None else None,
+        "response": json.loads(row[5]),
+        "valid": bool(row[6]),
+        "created": row[7],
+        "latency_ms": row[8],
+        "tokens_in": row[9],
+        "tokens_out": row[10],
+    }
 
 
 class JudgeCache:
@@ -354,19 +372,7 @@ class JudgeCache:
             "created, latency_ms, tokens_in, tokens_out FROM judge_cache ORDER BY created, key"
         )
         for row in cur:
-            yield {
-                "key": row[0],
-                "model": row[1],
-                "prompt_version": row[2],
-                "params": json.loads(row[3]),
-                "request": json.loads(row[4]) if row[4] is not None else None,
-                "response": json.loads(row[5]),
-                "valid": bool(row[6]),
-                "created": row[7],
-                "latency_ms": row[8],
-                "tokens_in": row[9],
-                "tokens_out": row[10],
-            }
+            yield exported_entry(row)
 
     def keys(self) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT key FROM judge_cache")}

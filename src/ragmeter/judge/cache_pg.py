@@ -23,8 +23,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ragmeter.errors import InputError, UsageError
-from ragmeter.judge.cache import SCHEMA_VERSION, JudgeCache
-from ragmeter.judge.cache_reader import CacheReader
+from ragmeter.judge.cache import SCHEMA_VERSION, JudgeCache, exported_entry
+from ragmeter.judge.cache_reader import CacheReader, shown_entry
 
 __all__ = ["PgCacheReader", "PgJudgeCache", "connect", "parse_url"]
 
@@ -235,7 +235,6 @@ class PgJudgeCache(JudgeCache):
     def export(self) -> Iterator[dict[str, Any]]:
         """Every entry in (created, key) order, read in batches: a large cache is never held
         in memory at once (a client-side cursor would fetch all of it)."""
-        import json
 
         self.commit()
         after: tuple[float, str] | None = None
@@ -247,19 +246,7 @@ class PgJudgeCache(JudgeCache):
                 () if after is None else after,
             ).fetchall()
             for row in rows:
-                yield {
-                    "key": row[0],
-                    "model": row[1],
-                    "prompt_version": row[2],
-                    "params": json.loads(row[3]),
-                    "request": json.loads(row[4]) if row[4] is not None else None,
-                    "response": json.loads(row[5]),
-                    "valid": bool(row[6]),
-                    "created": row[7],
-                    "latency_ms": row[8],
-                    "tokens_in": row[9],
-                    "tokens_out": row[10],
-                }
+                yield exported_entry(row)
             if len(rows) < _EXPORT_BATCH:
                 return
             after = (rows[-1][7], rows[-1][0])
@@ -279,7 +266,6 @@ class PgCacheReader(CacheReader):
         return True  # a server: whether it answers is found out by the lookup
 
     def lookup(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
-        import json
 
         wanted = sorted(set(keys))
         if not wanted:
@@ -300,16 +286,4 @@ class PgCacheReader(CacheReader):
             ) from None
         finally:
             conn.close()
-        out: dict[str, dict[str, Any]] = {}
-        for key, model, pv, req, resp, valid, created in rows:
-            request = json.loads(req) if req is not None else None
-            out[key] = {
-                "key": key,
-                "model": model,
-                "prompt_version": pv,
-                "messages": request.get("messages") if request else None,
-                "response": json.loads(resp),
-                "valid": bool(valid),
-                "created": created,
-            }
-        return out
+        return {row[0]: shown_entry(row) for row in rows}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,22 @@ _READ_SQL = (
     "SELECT key, model, prompt_version, request_json, response_json, valid, created "
     "FROM judge_cache WHERE key IN ({})"
 )
+
+
+def shown_entry(row: Sequence[Any]) -> dict[str, Any]:
+    """One looked-up entry (key, model, prompt version, request, response, valid, created) as
+    the dashboard's sample page shows it, whichever database it came from."""
+    key, model, pv, req, resp, valid, created = row
+    request = json.loads(req) if req is not None else None
+    return {
+        "key": key,
+        "model": model,
+        "prompt_version": pv,
+        "messages": request.get("messages") if request else None,
+        "response": json.loads(resp),
+        "valid": bool(valid),
+        "created": created,
+    }
 
 
 class CacheReader:
@@ -48,17 +64,8 @@ class CacheReader:
             for start in range(0, len(keys), 500):
                 part = keys[start : start + 500]
                 sql = _READ_SQL.format(", ".join("?" for _ in part))
-                for key, model, pv, req, resp, valid, created in db.execute(sql, part):
-                    request = json.loads(req) if req is not None else None
-                    out[key] = {
-                        "key": key,
-                        "model": model,
-                        "prompt_version": pv,
-                        "messages": request.get("messages") if request else None,
-                        "response": json.loads(resp),
-                        "valid": bool(valid),
-                        "created": created,
-                    }
+                for row in db.execute(sql, part):
+                    out[row[0]] = shown_entry(row)
             return out
         finally:
             db.close()
