@@ -261,36 +261,28 @@ def answers_on(
     finished shards until the command succeeds (docs/scaleout.md, "The work dir and
     resuming")."""
     from ragmeter.executors import make_executor
-    from ragmeter.executors.settings import DEFAULT_WORK_DIR
     from ragmeter.executors.workdir import WorkDir
     from ragmeter.io.files import display_name, open_binary
 
     with open_binary(path):  # a missing file or a folder: the in-process line, before any cluster
         pass
     settings = answers_settings(keys, display_name(path), options)
-    work = WorkDir(
-        xsettings.work_dir or DEFAULT_WORK_DIR, keep=xsettings.keep_work, command="answers"
-    )
-    success = False
-    try:
-        with make_executor(xsettings, command="answers") as executor:
-            check = getattr(executor, "check_visible", None)
-            if (
-                check is not None
-            ):  # the driver keeps the finished shards: workers need the input only
-                check([path])
-            workers = xsettings.workers or executor.describe().get("workers") or 1
-            result, notes = score_answers(
-                executor,
-                path,
-                settings,
-                partitions=xsettings.partitions,
-                workers=workers,
-                progress=progress,
-                work=work,
-            )
-            meta = executor.describe()
-        success = True
-        return result, notes, meta
-    finally:
-        work.finish(success=success)
+    with (
+        WorkDir.of(xsettings, "answers") as work,
+        make_executor(xsettings, command="answers") as executor,
+    ):
+        check = getattr(executor, "check_visible", None)
+        if check is not None:  # the driver keeps the finished shards: workers need the input
+            check([path])
+        workers = xsettings.workers or executor.describe().get("workers") or 1
+        result, notes = score_answers(
+            executor,
+            path,
+            settings,
+            partitions=xsettings.partitions,
+            workers=workers,
+            progress=progress,
+            work=work,
+        )
+        meta = executor.describe()
+    return result, notes, meta

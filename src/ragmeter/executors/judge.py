@@ -121,7 +121,6 @@ def judge_on(
     :class:`~ragmeter.judge.result.JudgeResult` and the ``executor`` block. ``report``
     receives what the run's coordinator granted (start times, most calls in flight)."""
     from ragmeter.executors import make_executor
-    from ragmeter.executors.settings import DEFAULT_WORK_DIR
     from ragmeter.executors.workdir import WorkDir, run_resumable
     from ragmeter.judge.engine import aevaluate
 
@@ -139,67 +138,62 @@ def judge_on(
         prices=tuple(os.path.abspath(p) if os.path.exists(p) else p for p in config.prices),
     )
     keyless = dataclasses.replace(config, api_key=None)  # workers read it from api_key_env
-    work = WorkDir(
-        xsettings.work_dir or DEFAULT_WORK_DIR, keep=xsettings.keep_work, command=command
-    )
-    success = False
-    try:
-        with make_executor(xsettings, command=command) as executor:
-            check = getattr(executor, "check_visible", None)
-            if check is not None:
-                check([], work_dir=work.root)
-            _one_host_for_sqlite(executor, config.cache_path, command)
-            meta = executor.describe()
-            workers = int(meta.get("workers") or 1)
-            parts = judge_shards(len(samples), workers, xsettings.partitions)
-            size = math.ceil(len(samples) / parts)
-            shared = getattr(executor, "judge_coordinator", lambda _c: None)(config)
-            shards = []
-            for start in range(0, len(samples), size):
-                args = (list(samples[start : start + size]), list(metrics), keyless, options)
-                path, digest = work.payload(args)
-                shards.append(JudgeShard(len(shards), path, digest, shared))
-            plan = work.plan("judge", judge_shard, shards)
-            outcomes: dict[tuple[str, str, int], Any] = {}
-            ledger: list[dict[str, Any]] = []
-            prompts: dict[str, Any] = {}
-            total = len(samples) * max(1, len(metrics))
-            for got in run_resumable(executor, judge_shard, shards, label="judge", plan=plan):
-                for key, (outcome, stats) in got["outcomes"].items():
-                    outcomes[key] = (outcome, stats)
-                    if on_outcome is not None:
-                        on_outcome(*key, outcome, stats)
-                ledger.extend(got["ledger"])
-                prompts.update(got["prompts"])
-                if on_progress is not None:
-                    on_progress(
-                        {
-                            "done": len(outcomes),
-                            "total": max(total, len(outcomes)),
-                            "calls_sent": sum(1 for r in ledger if not r.get("cache_hit")),
-                            "cache_hits": sum(1 for r in ledger if r.get("cache_hit")),
-                            "usd": sum(r.get("cost_usd") or 0.0 for r in ledger),
-                        }
-                    )
-            if report is not None and shared is not None:  # what the coordinator granted
-                got = shared.report()
-                report.update(got.result() if hasattr(got, "result") else got)
-            # the in-process function assembles the result: every outcome is known, no call made
-            result = asyncio.run(
-                aevaluate(
-                    samples,
-                    metrics,
-                    config=config,
-                    resume=outcomes,
-                    run_id=run_id,
-                    ledger=_replayed(run_id, ledger),
-                    **options,
+    with (
+        WorkDir.of(xsettings, command) as work,
+        make_executor(xsettings, command=command) as executor,
+    ):
+        check = getattr(executor, "check_visible", None)
+        if check is not None:
+            check([], work_dir=work.root)
+        _one_host_for_sqlite(executor, config.cache_path, command)
+        meta = executor.describe()
+        workers = int(meta.get("workers") or 1)
+        parts = judge_shards(len(samples), workers, xsettings.partitions)
+        size = math.ceil(len(samples) / parts)
+        shared = getattr(executor, "judge_coordinator", lambda _c: None)(config)
+        shards = []
+        for start in range(0, len(samples), size):
+            args = (list(samples[start : start + size]), list(metrics), keyless, options)
+            path, digest = work.payload(args)
+            shards.append(JudgeShard(len(shards), path, digest, shared))
+        plan = work.plan("judge", judge_shard, shards)
+        outcomes: dict[tuple[str, str, int], Any] = {}
+        ledger: list[dict[str, Any]] = []
+        prompts: dict[str, Any] = {}
+        total = len(samples) * max(1, len(metrics))
+        for got in run_resumable(executor, judge_shard, shards, label="judge", plan=plan):
+            for key, (outcome, stats) in got["outcomes"].items():
+                outcomes[key] = (outcome, stats)
+                if on_outcome is not None:
+                    on_outcome(*key, outcome, stats)
+            ledger.extend(got["ledger"])
+            prompts.update(got["prompts"])
+            if on_progress is not None:
+                on_progress(
+                    {
+                        "done": len(outcomes),
+                        "total": max(total, len(outcomes)),
+                        "calls_sent": sum(1 for r in ledger if not r.get("cache_hit")),
+                        "cache_hits": sum(1 for r in ledger if r.get("cache_hit")),
+                        "usd": sum(r.get("cost_usd") or 0.0 for r in ledger),
+                    }
                 )
+        if report is not None and shared is not None:  # what the coordinator granted
+            got = shared.report()
+            report.update(got.result() if hasattr(got, "result") else got)
+        # the in-process function assembles the result: every outcome is known, no call made
+        result = asyncio.run(
+            aevaluate(
+                samples,
+                metrics,
+                config=config,
+                resume=outcomes,
+                run_id=run_id,
+                ledger=_replayed(run_id, ledger),
+                **options,
             )
-            judge_meta = result.metadata.get("judge")
-            if isinstance(judge_meta, dict):  # the prompts the workers used, as one run's
-                judge_meta["prompt_versions"] = {k: prompts[k] for k in sorted(prompts)}
-        success = True
-        return result, meta
-    finally:
-        work.finish(success=success)
+        )
+        judge_meta = result.metadata.get("judge")
+        if isinstance(judge_meta, dict):  # the prompts the workers used, as one run's
+            judge_meta["prompt_versions"] = {k: prompts[k] for k in sorted(prompts)}
+    return result, meta

@@ -86,7 +86,6 @@ def evaluate_on_executor(
     cases left to the in-process path: stdin, gzip, JSONL runs, --by-source, and a grouped run
     that is empty or has no judged query. A run that is not grouped by query (or ``--plan
     hash``) goes to the hash plan (:mod:`ragmeter.executors.hashplan`)."""
-    from ragmeter.executors.settings import DEFAULT_WORK_DIR
     from ragmeter.executors.workdir import WorkDir
     from ragmeter.io.files import display_name
 
@@ -101,7 +100,6 @@ def evaluate_on_executor(
     ):
         return None
     qrels_path, qrels_options, measures, options = recipe
-    zscores = dict(options)["zscores"]
     worker_recipe = (
         os.path.abspath(qrels_path),
         tuple((k, False if k == "hash_input" else v) for k, v in qrels_options),
@@ -110,25 +108,16 @@ def evaluate_on_executor(
             (k, os.path.abspath(v) if k == "zscores" and v is not None else v) for k, v in options
         ),
     )
-    del zscores
     name = display_name(run_path)
     size = os.path.getsize(run_path)
     plan = cfg.get("plan") or "auto"
     # files the shards read that they do not name: a changed one makes a new plan
     inputs = [worker_recipe[0], *(v for k, v in worker_recipe[3] if k == "zscores" and v)]
-    work = WorkDir(
-        settings.work_dir or DEFAULT_WORK_DIR, keep=cfg.get("keep_work", False), command="trec"
-    )
-    success = False
-    try:
-        hash_input = bool(dict(qrels_options)["hash_input"])
-        done = _evaluate_grouped(
+    hash_input = bool(dict(qrels_options)["hash_input"])
+    with WorkDir.of(settings, "trec", keep=cfg.get("keep_work", False)) as work:
+        return _evaluate_grouped(
             cfg, evaluator, worker_recipe, run_path, name, size, plan, work, inputs, hash_input
         )
-        success = True
-        return done
-    finally:
-        work.finish(success=success)
 
 
 def _evaluate_grouped(

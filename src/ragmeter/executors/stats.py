@@ -210,31 +210,25 @@ def compare_on(xsettings: Any, meta: dict[str, Any], *, command: str = "compare"
 
     def run(*args: Any, **kwargs: Any) -> Any:
         from ragmeter.executors import make_executor
-        from ragmeter.executors.settings import DEFAULT_WORK_DIR
         from ragmeter.executors.workdir import WorkDir
         from ragmeter.stats import compare
 
-        work = WorkDir(
-            xsettings.work_dir or DEFAULT_WORK_DIR, keep=xsettings.keep_work, command=command
-        )
-        success = False
-        try:
-            with make_executor(xsettings, command=command) as executor:
-                check = getattr(executor, "check_visible", None)
-                if check is not None:
-                    check([], work_dir=work.root)
-                info = executor.describe()
-                kwargs["run_tests"] = test_runner(
-                    executor,
-                    work,
-                    partitions=xsettings.partitions,
-                    workers=int(info.get("workers") or 1),
-                )
-                report = compare(*args, **kwargs)
-                meta.update(info)
-            success = True
-            return report
-        finally:
-            work.finish(success=success)
+        with (
+            WorkDir.of(xsettings, command) as work,
+            make_executor(xsettings, command=command) as executor,
+        ):
+            check = getattr(executor, "check_visible", None)
+            if check is not None:
+                check([], work_dir=work.root)
+            info = executor.describe()
+            kwargs["run_tests"] = test_runner(
+                executor,
+                work,
+                partitions=xsettings.partitions,
+                workers=int(info.get("workers") or 1),
+            )
+            report = compare(*args, **kwargs)
+            meta.update(info)
+        return report
 
     return run

@@ -120,7 +120,8 @@ class WorkDir:
 
     It must be visible under the same path from every worker. After a successful command
     the plans and payloads it used are removed unless ``keep`` (``--keep-work``); after a
-    failure they stay, and re-running the same command resumes from them.
+    failure they stay, and re-running the same command resumes from them. As a context
+    manager, the block's outcome decides which.
     """
 
     def __init__(self, root: str, *, keep: bool = False, command: str | None = None) -> None:
@@ -190,6 +191,20 @@ class WorkDir:
         self.used.append(plan.path)
         self.plans.append(plan)
         return plan
+
+    @classmethod
+    def of(cls, settings: Any, command: str, *, keep: bool | None = None) -> WorkDir:
+        """The work dir an executor's settings name (``--work-dir``, ``--keep-work``)."""
+        from ragmeter.executors.settings import DEFAULT_WORK_DIR
+
+        keep = settings.keep_work if keep is None else keep
+        return cls(settings.work_dir or DEFAULT_WORK_DIR, keep=keep, command=command)
+
+    def __enter__(self) -> WorkDir:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self.finish(success=exc_type is None)
 
     def finish(self, *, success: bool) -> None:
         """Remove what this command used after a success (unless ``keep``)."""
