@@ -244,8 +244,9 @@ def _foreign_whitespace(inp: _Input, delimiter: str, *, trim: bool) -> list[byte
 
 
 def _holds_any(inp: _Input, needles: list[bytes]) -> bool:
-    """Whether the input (all of it) holds one of ``needles``: a memchr per byte value, about
-    20 ms per 250 MB in the page cache."""
+    """Whether the input (all of it) holds one of ``needles``: a memchr per byte value, 16-19 ms
+    per 250 MB once its pages are mapped in (the first pass over a freshly mapped file also
+    faults them in: 0.26 s for 255 MB here)."""
     data = inp.data
     if isinstance(data, memoryview) and hasattr(data.obj, "find"):
         # a segment of a mapped file (a stream's chunk): searched where it lies in the map
