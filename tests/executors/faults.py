@@ -36,8 +36,13 @@ class FaultyExecutor:
         self.wrap = wrap
         self.kind = inner.kind
 
-    def run(self, task: Callable[[Any], Any], shards: Any, *, label: str = "shards") -> Any:
-        return self.inner.run(self.wrap(task), shards, label=label)
+    def run(
+        self, task: Callable[[Any], Any], shards: Any, *, label: str = "shards", **more: Any
+    ) -> Any:
+        return self.inner.run(self.wrap(task), shards, label=label, **more)
+
+    def __getattr__(self, name: str) -> Any:  # the rest (its client, ...) is the inner one's
+        return getattr(self.inner, name)
 
     def describe(self) -> dict[str, Any]:
         return self.inner.describe()
@@ -84,4 +89,12 @@ def count_runs(task: Callable[[Any], Any], folder: str, shard: Any) -> Any:
 
     with open(os.path.join(folder, f"{shard.index}-{uuid.uuid4().hex}"), "w"):
         pass
+    return task(shard)
+
+
+def kill_bucket(task: Callable[[Any], Any], victim: int, parts_too: bool, shard: Any) -> Any:
+    """Every reduce of hash-plan bucket ``victim`` kills its worker: the whole bucket always,
+    its parts too when ``parts_too``."""
+    if shard.bucket == victim and (shard.select is None or parts_too):
+        os.kill(os.getpid(), signal.SIGKILL)
     return task(shard)

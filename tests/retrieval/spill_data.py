@@ -39,3 +39,24 @@ def shuffled_run(root: Path, *, queries: int = 160, seed: int = 1515) -> tuple[s
         path.write_text("".join(lines), encoding="utf-8")
         paths.append(str(path))
     return paths[0], paths[1], paths[2]
+
+
+def skewed_run(root: Path, *, big: int = 2_000, seed: int = 99) -> tuple[str, str]:
+    """``(qrels, shuffled run)``: the run of :func:`shuffled_run` with one query of ``big``
+    lines and one of ``big // 4`` added, so that one qid-hash bucket holds far more rows than
+    the others."""
+    rng = random.Random(seed)
+    qrels_path, run_path, _ = shuffled_run(root, seed=seed)
+    qrels = Path(qrels_path).read_text(encoding="utf-8").splitlines(keepends=True)
+    run = Path(run_path).read_text(encoding="utf-8").splitlines(keepends=True)
+    for qid, n in (("big", big), ("médium", big // 4)):
+        docs = [f"B{i}" for i in range(n)]
+        qrels += [f"{qid} 0 {d} {rng.choice([0, 1, 2])}\n" for d in docs[::3]]
+        run += [f"{qid} Q0 {d} {i} {round(rng.random(), 2)} big\n" for i, d in enumerate(docs)]
+    rng.shuffle(run)
+    out = []
+    for name, lines in (("skewed.qrels", qrels), ("skewed.run", run)):
+        path = root / name
+        path.write_text("".join(lines), encoding="utf-8")
+        out.append(str(path))
+    return out[0], out[1]

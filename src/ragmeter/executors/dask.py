@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ragmeter.errors import RagmeterError, UsageError
+from ragmeter.executors.base import Split
 from ragmeter.executors.settings import ExecutorSettings
 
 CHECKED_PACKAGES = ("ragmeter", "numpy", "pyarrow", "scipy")
@@ -198,10 +199,17 @@ class DaskExecutor:
         return max(1, sum(w.get("nthreads", 1) for w in info.get("workers", {}).values()))
 
     def run(
-        self, task: Callable[[Any], Any], shards: Sequence[Any], *, label: str = "shards"
+        self,
+        task: Callable[[Any], Any],
+        shards: Sequence[Any],
+        *,
+        label: str = "shards",
+        split: Split | None = None,
     ) -> Iterator[Any]:
         """Submit shards progressively (at most 2 × worker threads in flight) and yield their
-        results in shard order. The first failing shard in shard order ends the run."""
+        results in shard order. The first failing shard in shard order ends the run, except
+        that a shard that killed its workers is cut by ``split`` (when given) and its parts
+        run once, their merged result standing for it."""
         from distributed import KilledWorker
 
         client = self.client
@@ -225,10 +233,13 @@ class DaskExecutor:
                 except RagmeterError:
                     raise
                 except KilledWorker:
-                    raise self._error(
-                        f"{label} shard {i + 1} of {len(shards)} killed the workers that ran it "
-                        "(raise --worker-memory or --partitions)"
-                    ) from None
+                    if split is None:
+                        raise self._error(
+                            f"{label} shard {i + 1} of {len(shards)} killed the workers that "
+                            "ran it (raise --worker-memory or --partitions)"
+                        ) from None
+                    parts, merge = split(shards[i])  # or the one-line error of the plan
+                    result = merge(list(self.run(task, parts, label=label, split=split)))
                 except Exception as exc:
                     detail = str(exc).splitlines()[0] if str(exc) else ""
                     raise self._error(

@@ -85,9 +85,11 @@ def evaluate_hash_on_executor(
     work.used.append(maps)  # removed after a success (unless --keep-work), kept after a failure
     spill_plan.check_free_space(maps, run_path)
 
-    def runner(task: Callable[[Any], Any], shards: Sequence[Any], label: str) -> Any:
+    def runner(
+        task: Callable[[Any], Any], shards: Sequence[Any], label: str, split: Any = None
+    ) -> Any:
         plan = work.plan(f"hash-{label}", task, shards, inputs=inputs)
-        return run_resumable(executor, task, shards, label=label, plan=plan)
+        return run_resumable(executor, task, shards, label=label, plan=plan, split=split)
 
     return spill_plan.evaluate_hashed(
         evaluator,
@@ -95,6 +97,7 @@ def evaluate_hash_on_executor(
         maps,
         parts=parts,
         block_bytes=block_bytes,
+        budget=budget,
         hash_input=cfg["format"] == "json",  # only the JSON output reports the sha256
         runner=runner,
         map_task=spill.map_block,

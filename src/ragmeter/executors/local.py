@@ -17,7 +17,12 @@ class LocalExecutor:
     kind = "local"
 
     def run(
-        self, task: Callable[[Any], Any], shards: Sequence[Any], *, label: str = "shards"
+        self,
+        task: Callable[[Any], Any],
+        shards: Sequence[Any],
+        *,
+        label: str = "shards",
+        split: Any = None,  # in one process, a shard that dies takes the command with it
     ) -> Iterator[Any]:
         for shard in shards:
             yield task(shard)

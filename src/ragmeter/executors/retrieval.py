@@ -186,7 +186,8 @@ def _evaluate_grouped(
             hashed = evaluate_hash_on_executor(
                 executor, meta, cfg, evaluator, worker_recipe, run_path, work=work, inputs=inputs
             )
-            return hashed.result, hashed.order, {**meta, "plan": "hash", "partitions": hashed.parts}
+            plan_meta = {"plan": "hash", "partitions": hashed.parts, "split_buckets": hashed.split}
+            return hashed.result, hashed.order, {**meta, **plan_meta}
     pieces = [out["piece"] for out in outs if out is not None]
     if not pieces or not any((p.counts > 0).any() for p in pieces):
         return None

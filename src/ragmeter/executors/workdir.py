@@ -225,14 +225,17 @@ def run_resumable(
     *,
     label: str,
     plan: PlanDir | None,
+    split: Any = None,
 ) -> Iterator[Any]:
     """``executor.run`` that skips the shards ``plan`` already holds and saves each new one.
 
     Results still come back in shard order; a shard's result is saved before it is yielded,
-    so a crash after it never recomputes it.
+    so a crash after it never recomputes it. ``split`` goes to ``executor.run`` (the retry of
+    a shard that killed its workers).
     """
+    more = {"split": split} if split is not None else {}
     if plan is None:
-        yield from executor.run(task, shards, label=label)
+        yield from executor.run(task, shards, label=label, **more)
         return
     ready: dict[int, Any] = {}
     todo: list[int] = []
@@ -251,7 +254,7 @@ def run_resumable(
             f"{who}: resuming {label}: {len(ready)} of {len(shards)} shards finished by an "
             f"earlier run ({plan.path})\n"
         )
-    fresh = executor.run(task, [shards[i] for i in todo], label=label) if todo else iter(())
+    fresh = executor.run(task, [shards[i] for i in todo], label=label, **more) if todo else iter(())
     for i in range(len(shards)):
         if i in ready:
             yield ready.pop(i)

@@ -23,7 +23,6 @@ them on workers (:mod:`ragmeter.executors.hashplan`).
 from __future__ import annotations
 
 import functools
-import hashlib
 import mmap
 import os
 from collections.abc import Sequence
@@ -38,6 +37,7 @@ from ragmeter.errors import InputError
 from ragmeter.io.trec import Origin, Run, _Input, run_from_input, to_numpy
 from ragmeter.retrieval.kernels.codes import _qid_codes, take_rows
 from ragmeter.retrieval.kernels.ranking import _stable_argsort_codes
+from ragmeter.retrieval.spill_split import Select, bucket_of
 
 __all__ = [
     "MapOut",
@@ -46,6 +46,7 @@ __all__ = [
     "block_ranges",
     "bucket_of",
     "map_block",
+    "merge_reduced",
     "reduce_bucket",
 ]
 
@@ -54,12 +55,6 @@ _SCHEMA_ROW = pa.int32()
 _COMPRESSION = "lz4"
 _COUNT_STEP = 1 << 26
 _COMMAND = "trec"
-
-
-def bucket_of(qid: bytes, parts: int) -> int:
-    """The bucket of a qid: the same in every process (Python's ``hash`` is salted per process)."""
-    digest = hashlib.blake2b(qid, digest_size=8).digest()
-    return int.from_bytes(digest, "little") % parts
 
 
 # --------------------------------------------------------------------------------------------
@@ -128,7 +123,8 @@ class MapShard:
 @dataclass(frozen=True)
 class MapOut:
     """What the driver keeps of a map block: its Parquet file and row groups ``(bucket, row
-    group, rows)``, its row count, its distinct qids in order of first appearance, its runid."""
+    group, rows)``, its row count, its distinct qids in order of first appearance, its runid,
+    and the rows of each of those qids (a bucket too large for a worker is split by query)."""
 
     index: int
     file: str | None
@@ -136,6 +132,7 @@ class MapOut:
     rows: int
     qids: tuple[bytes, ...]
     runid: str
+    qid_rows: tuple[int, ...] = ()
 
 
 def map_block(shard: MapShard) -> MapOut:
@@ -149,7 +146,9 @@ def map_block(shard: MapShard) -> MapOut:
     n = len(run)
     first_row = np.full(len(qids), n, dtype=np.int64)
     np.minimum.at(first_row, codes, np.arange(n, dtype=np.int64))  # O(n), where a sort is not
-    appearance = tuple(qids[c] for c in np.argsort(first_row).tolist())
+    first = np.argsort(first_row)
+    appearance = tuple(qids[c] for c in first.tolist())
+    qid_rows = tuple(np.bincount(codes, minlength=len(qids))[first].tolist())
     qbucket = np.fromiter((bucket_of(q, shard.parts) for q in qids), np.int64, len(qids))
     row_bucket = qbucket[codes]
     order = _stable_argsort_codes(row_bucket)  # stable: file order inside each bucket
@@ -202,7 +201,7 @@ def map_block(shard: MapShard) -> MapOut:
     os.replace(tmp, final)
     del docno, score, row
     pa.default_memory_pool().release_unused()
-    return MapOut(shard.index, final, tuple(groups), n, appearance, runid)
+    return MapOut(shard.index, final, tuple(groups), n, appearance, runid, qid_rows)
 
 
 # --------------------------------------------------------------------------------------------
@@ -213,7 +212,7 @@ def map_block(shard: MapShard) -> MapOut:
 class ReduceShard:
     """Bucket ``bucket``: its row groups ``(block, file, row group, rows)`` in block order; the
     run file and its block ranges name lines in messages; ``recipe`` rebuilds the evaluator on
-    a worker (None in-process)."""
+    a worker (None in-process); ``select`` the part of a split bucket (None: all of it)."""
 
     bucket: int
     path: str
@@ -221,6 +220,7 @@ class ReduceShard:
     ranges: tuple[tuple[int, int], ...]
     inputs: tuple[tuple[int, str, int, int], ...]
     recipe: tuple[Any, ...] | None = None
+    select: Select | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -251,18 +251,38 @@ class _BucketOrigin:
         return err.location if err.location else f"line {err.line}"
 
 
+def _part(table: pa.Table, select: Select) -> pa.Table:
+    """The rows of ``table`` (one row group) that ``select`` takes, their qid dictionary holding
+    only the qids they have (as an unsplit bucket's does)."""
+    qid = table.column("qid").combine_chunks()
+    dic = qid.dictionary.to_pylist()
+    keep = select.keeps(dic)
+    codes = to_numpy(qid.indices)
+    rows = keep[codes]
+    at = np.cumsum(keep, dtype=np.int32) - 1
+    kept = pa.array([d for d, k in zip(dic, keep.tolist(), strict=True) if k], pa.binary())
+    part = pa.DictionaryArray.from_arrays(pa.array(at[codes[rows]]), kept)
+    return table.filter(pa.array(rows)).set_column(0, table.schema.field(0), part)
+
+
 def load_bucket(shard: ReduceShard) -> Run | None:
-    """The bucket's rows, in file order, as one run."""
+    """The bucket's rows (or the part of them ``shard.select`` takes), in file order, as one
+    run; a row group is read and cut one at a time, so a part never holds the whole bucket."""
     tables = []
     blocks = []
     for block, file, group, _rows in shard.inputs:
-        tables.append(pq.ParquetFile(file).read_row_group(group))
+        table = pq.ParquetFile(file).read_row_group(group)
+        if shard.select is not None:
+            table = _part(table, shard.select)
+            if not len(table):
+                continue
+        tables.append(table)
         blocks.append(block)
     if not tables:
         return None
+    sizes = [0] + [len(t) for t in tables]
     table = pa.concat_tables(tables)
     del tables
-    sizes = [0] + [t for *_, t in shard.inputs]
     origin = _BucketOrigin(
         shard.name,
         shard.path,
@@ -280,23 +300,35 @@ def load_bucket(shard: ReduceShard) -> Run | None:
     )
 
 
+def merge_reduced(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The results of a split bucket's parts as one bucket's: pieces in part order, the first
+    duplicate in the file (the smallest line) as the error."""
+    errors = [r["error"] for r in results if r["error"] is not None]
+    return {
+        "pieces": [p for r in results for p in r["pieces"]],
+        "dropped": sum(r["dropped"] for r in results),
+        "unjudged": sorted({q for r in results for q in r["unjudged"]}),
+        "error": min(errors, key=lambda e: e[0]) if errors else None,
+    }
+
+
 def reduce_bucket(shard: ReduceShard, evaluator: Any) -> dict[str, Any]:
-    """Join, check and rank one bucket with ``evaluator``: its ranked piece, the lines
+    """Join, check and rank one bucket with ``evaluator``: its ranked pieces, the lines
     ``--dedupe`` dropped, its unjudged qids, and its first duplicate as data (the driver
     reports the one earliest in the file)."""
     run = load_bucket(shard)
     if run is None:
-        return {"piece": None, "dropped": 0, "unjudged": [], "error": None}
+        return {"pieces": [], "dropped": 0, "unjudged": [], "error": None}
     try:
         piece, dropped, joined = evaluator._piece(run, require_overlap=False)
     except InputError as exc:
         error = (exc.line if exc.line is not None else -1, exc.message, exc.path, exc.location)
-        return {"piece": None, "dropped": 0, "unjudged": [], "error": error}
+        return {"pieces": [], "dropped": 0, "unjudged": [], "error": error}
     finally:
         del run
         pa.default_memory_pool().release_unused()
     return {
-        "piece": piece,
+        "pieces": [piece],
         "dropped": dropped,
         "unjudged": sorted(joined.unjudged_qids),
         "error": None,

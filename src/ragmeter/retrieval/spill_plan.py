@@ -9,6 +9,7 @@ this module cuts the run into their shards, runs them (in this process for ``rag
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import math
 import os
@@ -30,8 +31,10 @@ from ragmeter.retrieval.spill import (
     ReduceShard,
     block_ranges,
     map_block,
+    merge_reduced,
     reduce_bucket,
 )
+from ragmeter.retrieval.spill_split import Buckets, rows_within
 
 __all__ = [
     "HashPlanResult",
@@ -41,12 +44,6 @@ __all__ = [
     "partition_count",
 ]
 
-# Memory model of one reduce (docs/scaleout.md, "Memory and the number of buckets"): peak ≈
-# BASE + ROW_BYTES × rows of the bucket (fitted by benchmarks/scaleout_hash.py, rounded up);
-# buckets are sized to SAFETY × budget.
-BASE_BYTES = 300 << 20
-ROW_BYTES = 120
-SAFETY = 0.6
 DEFAULT_BUDGET = 2 << 30  # in-process --worker-memory
 BYTES_PER_LINE = 40  # --batch-rows lines make a map block of about this many bytes each
 # free space asked for, against the run's text: the LZ4 map output was 0.43 × at 10M lines
@@ -90,15 +87,20 @@ def estimate_lines(path: str) -> int:
 
 def partition_count(lines: int, budget: int) -> int:
     """Buckets for a run of ``lines`` lines under a per-process ``budget`` of bytes: enough that
-    the largest bucket (1.5 × the mean, for hash skew) fits ``SAFETY × budget``."""
-    per_bucket = max(1, int((SAFETY * budget - BASE_BYTES) / ROW_BYTES))
-    return max(1, math.ceil(1.5 * lines / per_bucket))
+    the largest bucket (1.5 × the mean, for hash skew) fits the memory model's share of the
+    budget (:func:`~ragmeter.retrieval.spill_split.rows_within`)."""
+    return max(1, math.ceil(1.5 * lines / rows_within(budget)))
 
 
-Runner = Callable[[Callable[[Any], Any], Sequence[Any], str], Iterable[Any]]
+# runner(task, shards, label, split): runs task over shards, yields the results in shard
+# order; ``split(shard)`` gives the parts of a shard that killed its workers and how to merge
+# their results (None: no retry), for executors whose workers can die
+Runner = Callable[..., Iterable[Any]]
 
 
-def _in_process(task: Callable[[Any], Any], shards: Sequence[Any], label: str) -> Iterable[Any]:
+def _in_process(
+    task: Callable[[Any], Any], shards: Sequence[Any], label: str, split: Any = None
+) -> Iterable[Any]:
     for shard in shards:
         yield task(shard)
 
@@ -155,6 +157,7 @@ class HashPlanResult:
     order: list[str]  # qids in order of first appearance
     parts: int
     blocks: int
+    split: int = 0  # buckets reduced in parts (too large for one reduce)
 
 
 def evaluate_hashed(
@@ -164,6 +167,7 @@ def evaluate_hashed(
     *,
     parts: int,
     block_bytes: int,
+    budget: int = DEFAULT_BUDGET,
     hash_input: bool = True,
     runner: Runner = _in_process,
     map_task: Callable[[Any], Any] = map_block,
@@ -175,7 +179,8 @@ def evaluate_hashed(
 
     ``runner`` runs a task over shards and yields results in shard order (this process by
     default, or an executor); ``reduce_task`` defaults to :func:`reduce_bucket` with
-    ``evaluator``.
+    ``evaluator``. A bucket too large for ``budget`` bytes, or much larger than the others, is
+    reduced in parts (:mod:`ragmeter.retrieval.spill_split`).
     """
     from ragmeter.retrieval.engine import no_overlap_error
     from ragmeter.retrieval.stream import _RunInfo
@@ -212,35 +217,45 @@ def evaluate_hashed(
         for bucket, group, rows in out.groups:
             assert out.file is not None
             by_bucket.setdefault(bucket, []).append((out.index, out.file, group, rows))
+    buckets = Buckets(outs, parts, budget)
     reduces = [
-        ReduceShard(b, path, name, tuple(ranges), tuple(by_bucket[b]), recipe)
+        ReduceShard(b, path, name, tuple(ranges), tuple(by_bucket[b]), recipe, select)
         for b in sorted(by_bucket)
+        for select in buckets.plan(b)
     ]
+
+    split_buckets = {r.bucket for r in reduces if r.select is not None}
+
+    def split(shard: ReduceShard) -> tuple[list[ReduceShard], Callable[..., Any]]:
+        parts = buckets.after_kill(shard.bucket, shard.select)  # or the one-line error
+        split_buckets.add(shard.bucket)
+        return [dataclasses.replace(shard, select=p) for p in parts], merge_reduced
+
     task = reduce_task or functools.partial(reduce_bucket, evaluator=evaluator)
     pieces: list[RankPiece] = []
     unjudged: set[bytes] = set()
     dropped = 0
     first_error: tuple[int, str, str | None, str | None] | None = None
-    for got in runner(task, reduces, "bucket"):
+    for got in runner(task, reduces, "bucket", split):
         if got["error"] is not None:
             if first_error is None or got["error"][0] < first_error[0]:
                 first_error = got["error"]
             continue
-        if got["piece"] is None:
-            continue
         dropped += got["dropped"]
         unjudged.update(got["unjudged"])
-        pieces.append(got["piece"])
-        if len(pieces) > 1:  # counts are per qrels query: integers, added in any order
-            pieces[0].counts = pieces[0].counts + pieces[-1].counts
-            pieces[-1].counts = np.zeros(0, dtype=np.int64)
+        for piece in got["pieces"]:
+            pieces.append(piece)
+            if len(pieces) > 1:  # counts are per qrels query: integers, added in any order
+                pieces[0].counts = pieces[0].counts + pieces[-1].counts
+                pieces[-1].counts = np.zeros(0, dtype=np.int64)
     if first_error is not None:
         line, message, epath, location = first_error
         raise InputError(message, path=epath, line=None if line < 0 else line, location=location)
     if hash_input:
         info.sha256 = sha256_file(run_path)
     result = evaluator._finish(info, pieces, dropped, unjudged, run_qids=list(info.qids))
-    return HashPlanResult(result, [q.decode("utf-8") for q in order], parts, len(ranges))
+    order_text = [q.decode("utf-8") for q in order]
+    return HashPlanResult(result, order_text, parts, len(ranges), len(split_buckets))
 
 
 def evaluate_spilled(
@@ -282,6 +297,7 @@ def evaluate_spilled(
             work,
             parts=parts,
             block_bytes=cfg["batch_rows"] * BYTES_PER_LINE,
+            budget=budget,
             hash_input=hash_input,
         )
     return done.result, done.order

@@ -1,0 +1,150 @@
+"""The hash plan's skewed buckets: reduced in parts, with the output of the in-memory run."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from ragmeter.errors import UsageError
+from ragmeter.retrieval import spill, spill_split
+from ragmeter.retrieval.spill_split import Buckets, Select, split_bucket, sub_bucket_of
+from tests.helpers import invoke
+from tests.retrieval.spill_data import CASES, skewed_run
+
+
+@pytest.fixture(scope="module")
+def skewed(tmp_path_factory):
+    return skewed_run(tmp_path_factory.mktemp("skewed"))
+
+
+@pytest.fixture
+def selects(monkeypatch):
+    """The ``select`` of every reduce the hash plan runs in this process."""
+    seen: list[Select | None] = []
+    load = spill.load_bucket
+
+    def spy(shard):
+        seen.append(shard.select)
+        return load(shard)
+
+    monkeypatch.setattr(spill, "load_bucket", spy)
+    return seen
+
+
+def _spill(tmp_path, *args, parts=5):
+    work = tmp_path / "work"
+    return invoke(
+        "trec", "--stream", "--spill", str(work), "--batch-rows", "300",
+        "--partitions", str(parts), *args,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_bucket_of_a_large_query_is_split_and_the_output_does_not_change(
+    skewed, tmp_path, selects, case
+):
+    qrels, run = skewed
+    local = invoke("trec", *CASES[case], qrels, run)
+    assert local.code == 0, local.stderr
+    res = _spill(tmp_path, *CASES[case], qrels, run)
+    assert (res.code, res.stdout, res.stderr) == (local.code, local.stdout, local.stderr)
+    # 5 buckets; the one holding "big" (2,000 of ~5,100 lines) is reduced as "big" alone and
+    # the rest of that bucket
+    assert len(selects) == 6
+    parts = [s for s in selects if s is not None]
+    assert [s.only for s in parts] == [b"big", None]
+    assert parts[0].rows == 2_000 and parts[1].alone == (b"big",)
+
+
+def test_buckets_cut_into_many_hashed_parts_give_the_same_output(
+    skewed, tmp_path, selects, monkeypatch
+):
+    qrels, run = skewed
+    monkeypatch.setattr(spill_split, "rows_within", lambda budget: 200)  # a tiny worker
+    args = ("-q", "-c", "-m", "all_trec", "--dedupe", "first", qrels, run)
+    local = invoke("trec", *args)
+    res = _spill(tmp_path, *args, parts=3)
+    assert (res.code, res.stdout, res.stderr) == (local.code, local.stdout, local.stderr)
+    hashed = [s for s in selects if s is not None and s.only is None]
+    assert all(s is not None for s in selects)
+    assert len(hashed) > 12 and max(s.parts for s in hashed) >= 8
+    assert sum(s.rows for s in selects) == len(Path(run).read_bytes().splitlines())
+
+
+def test_a_query_too_large_for_a_worker_is_one_line(skewed, tmp_path):
+    qrels, run = skewed
+    # 320 MB: the model's 300 MiB base and 120 B per row leave room for about 45,000 rows
+    res = _spill(tmp_path, "--worker-memory", "320MB", qrels, run)
+    assert res.code == 0, res.stderr
+    res = _spill(tmp_path, "--worker-memory", "314.8MB", qrels, run)
+    assert (res.code, res.stdout) == (2, "")
+    assert res.stderr == (
+        "ragmeter trec: query 'big' has 2,000 lines, which needs about 315 MB; "
+        "raise --worker-memory\n"
+    )
+
+
+def test_the_parts_of_a_bucket_hold_each_query_once():
+    rows = {f"q{i}".encode(): 1 + i % 7 for i in range(300)} | {b"huge": 500, b"large": 90}
+    parts = split_bucket(rows, 6)  # 1,787 rows: a mean part of 298
+    assert [s.only for s in parts if s.only is not None] == [b"huge"]  # larger than a part
+    hashed = [s for s in parts if s.only is None]
+    assert [(s.parts, s.part, s.alone) for s in hashed] == [(5, j, (b"huge",)) for j in range(5)]
+    qids = list(rows)
+    taken = [q for s in parts for q, keep in zip(qids, s.keeps(qids), strict=True) if keep]
+    assert sorted(taken) == sorted(qids)  # every query in exactly one part
+    assert [s.rows for s in parts] == [
+        500,
+        *(sum(n for q, n in rows.items() if q != b"huge" and sub_bucket_of(q, 5) == j)
+          for j in range(5)),
+    ]  # fmt: skip
+    assert max(s.rows for s in hashed) < 1.5 * 1287 / 5  # the second hash spreads them
+
+
+def test_the_second_hash_is_salted_blake2b():
+    qid = "话题7".encode()
+    digest = hashlib.blake2b(qid, digest_size=8, salt=b"ragmeter-split").digest()
+    assert sub_bucket_of(qid, 13) == int.from_bytes(digest, "little") % 13
+    # independent of the first hash: the queries of one bucket spread over the parts
+    same = [q for q in (f"q{i}".encode() for i in range(2000)) if spill.bucket_of(q, 4) == 1]
+    assert {sub_bucket_of(q, 4) for q in same} == {0, 1, 2, 3}
+
+
+def _outs(rows: dict[bytes, int], parts: int) -> list[SimpleNamespace]:
+    groups: dict[int, int] = {}
+    for q, n in rows.items():
+        b = spill.bucket_of(q, parts)
+        groups[b] = groups.get(b, 0) + n
+    return [
+        SimpleNamespace(
+            groups=tuple((b, i, n) for i, (b, n) in enumerate(sorted(groups.items()))),
+            qids=tuple(rows),
+            qid_rows=tuple(rows.values()),
+        )
+    ]
+
+
+def test_a_bucket_that_killed_its_workers_is_cut_once_then_named():
+    rows = {f"q{i}".encode(): 10 for i in range(40)}
+    buckets = Buckets(_outs(rows, 2), 2, 2 << 30)
+    assert [buckets.plan(b) for b in (0, 1)] == [[None], [None]]
+    parts = buckets.after_kill(0, None)
+    assert 2 <= len(parts) <= 4 and sum(p.rows for p in parts) == buckets.rows[0]
+    with pytest.raises(UsageError) as err:
+        buckets.after_kill(0, parts[1])
+    assert str(err.value) == (
+        f"ragmeter trec: bucket 1 of 2, part 2 of 4 ({parts[1].rows:,} lines) killed the "
+        "workers that ran it; raise --worker-memory (now 2.1 GB) or --partitions"
+    )
+    one = Buckets(_outs({b"only": 7_000_000}, 3), 3, 2 << 30)
+    b = spill.bucket_of(b"only", 3)
+    assert one.plan(b) == [None]  # over the mean, but one query that fits: reduced whole
+    with pytest.raises(UsageError) as err:
+        one.after_kill(b, None)
+    assert str(err.value) == (
+        f"ragmeter trec: bucket {b + 1} of 3 (7,000,000 lines) killed the workers that ran "
+        "it; raise --worker-memory (now 2.1 GB) or --partitions"
+    )
