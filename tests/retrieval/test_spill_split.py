@@ -148,3 +148,26 @@ def test_a_bucket_that_killed_its_workers_is_cut_once_then_named():
         f"ragmeter trec: bucket {b + 1} of 3 (7,000,000 lines) killed the workers that ran "
         "it; raise --worker-memory (now 2.1 GB) or --partitions"
     )
+
+
+@pytest.mark.parametrize("victim", ["big", "other"])
+def test_the_first_duplicate_in_the_file_is_reported_across_parts(
+    skewed, tmp_path, selects, monkeypatch, victim
+):
+    qrels, run = skewed
+    lines = Path(run).read_bytes().splitlines(keepends=True)
+    big = [i for i, line in enumerate(lines) if line.startswith(b"big ")]
+    other = [i for i, line in enumerate(lines) if not line.startswith((b"big ", "médium".encode()))]
+    # two duplicates: one of a line of "big", one of another query; the earlier one is reported
+    first, second = (big[40], other[300]) if victim == "big" else (other[40], big[300])
+    dup = lines[:]
+    dup.insert(second + 1, lines[second])
+    dup.insert(first + 1, lines[first])
+    path = tmp_path / "dup.run"
+    path.write_bytes(b"".join(dup))
+    monkeypatch.setattr(spill_split, "rows_within", lambda budget: 300)
+    local = invoke("trec", "-q", qrels, str(path))
+    assert local.code == 2 and "appears twice" in local.stderr
+    res = _spill(tmp_path, "-q", qrels, str(path), parts=3)
+    assert (res.code, res.stdout, res.stderr) == (local.code, local.stdout, local.stderr)
+    assert any(s is not None and s.only == b"big" for s in selects)
