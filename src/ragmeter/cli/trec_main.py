@@ -347,6 +347,8 @@ def _run(cfg: dict[str, Any]) -> tuple[str, list[str]]:
             trec_runs.worker_evaluate, run_paths, threads=cfg["threads"], spawn=spawn
         )
         return _combine(cfg, run_paths, results)
+    if not cfg["small"]:
+        _import_arrow(cfg)
     if cfg["threads"] and not cfg["small"]:
         import pyarrow as pa
 
@@ -376,6 +378,23 @@ def _run(cfg: dict[str, Any]) -> tuple[str, list[str]]:
     from ragmeter.retrieval.multirun import map_runs
 
     return _combine(cfg, run_paths, map_runs(one, run_paths, threads=cfg["threads"]))
+
+
+def _import_arrow(cfg: dict[str, Any]) -> None:
+    """Import pyarrow without cloudpickle (docs/retrieval.md#speed).
+
+    pyarrow pickles with cloudpickle when it is installed (Dask's extra installs it), else with
+    the standard library's pickle; cloudpickle and what it loads (logging, uuid, ...) cost ~5 ms
+    of the start. Only Dask sends objects through pickle, so with no executor the import is
+    refused while pyarrow loads, and allowed again at once for anything imported later.
+    """
+    if cfg["executor"] is not None or "pyarrow" in sys.modules or "cloudpickle" in sys.modules:
+        return
+    sys.modules["cloudpickle"] = None  # type: ignore[assignment]  # import -> ImportError
+    try:
+        import pyarrow  # noqa: F401
+    finally:
+        del sys.modules["cloudpickle"]
 
 
 def _combine(

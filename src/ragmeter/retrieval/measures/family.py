@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ragmeter.registry import Param
+from ragmeter.metric_param import Param
 
 __all__ = [
     "BUCKLEY_VOORHEES_2004",
