@@ -93,3 +93,16 @@ def test_fixed_length_ids_get_the_codes_of_the_general_layout():
     assert not exact.any()
     assert np.array_equal(codes, np.delete(general, 145))
     assert np.unique(codes).size == len(fixed)
+
+
+@pytest.mark.parametrize("share", [0.05, 0.6])  # chunk by chunk, and the whole column copied
+def test_take_rows_of_a_chunked_column_keeps_the_order_asked_for(share):
+    import pyarrow as pa
+
+    from ragmeter.retrieval.kernels.codes import take_rows
+
+    ids = [f"doc-{i:06d}".encode() for i in range(1000)]
+    col = pa.chunked_array([pa.array(ids[a : a + 300], pa.binary()) for a in range(0, 1000, 300)])
+    rows = np.random.default_rng(7).permutation(1000)[: int(1000 * share)]
+    taken = take_rows(col, rows)
+    assert taken.to_pylist() == [ids[r] for r in rows]
