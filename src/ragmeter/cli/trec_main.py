@@ -347,7 +347,7 @@ def _run(cfg: dict[str, Any]) -> tuple[str, list[str]]:
             trec_runs.worker_evaluate, run_paths, threads=cfg["threads"], spawn=spawn
         )
         return _combine(cfg, run_paths, results)
-    if not cfg["small"]:
+    if not cfg["small"] and cfg.get("own_process"):
         _import_arrow(cfg)
         _keep_freed_memory([qrels_path, *run_paths])
     if cfg["threads"] and not cfg["small"]:
@@ -384,10 +384,12 @@ def _run(cfg: dict[str, Any]) -> tuple[str, list[str]]:
 def _import_arrow(cfg: dict[str, Any]) -> None:
     """Import pyarrow without cloudpickle (docs/retrieval.md#speed).
 
-    pyarrow pickles with cloudpickle when it is installed (Dask's extra installs it), else with
-    the standard library's pickle; cloudpickle and what it loads (logging, uuid, ...) cost ~5 ms
-    of the start. Only Dask sends objects through pickle, so with no executor the import is
-    refused while pyarrow loads, and allowed again at once for anything imported later.
+    pyarrow.lib tries ``import cloudpickle as pickle`` first (Dask's extra installs it), then
+    rebinds that name to the standard library's pickle (pyarrow 26: ``types.pxi``, ``io.pxi``),
+    so cloudpickle and what it loads (logging, uuid, ...) cost ~5 ms of the start for nothing
+    pyarrow uses. The import is refused while pyarrow loads (it then falls back, as where
+    cloudpickle is not installed) and allowed again at once for anything imported later; with
+    an executor (Dask, which pickles with it) nothing is changed.
     """
     if cfg["executor"] is not None or "pyarrow" in sys.modules or "cloudpickle" in sys.modules:
         return
@@ -465,8 +467,13 @@ def _small_path(cfg: dict[str, Any], paths: list[str]) -> bool:
     return use_small(paths)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``ragmeter trec`` on ``argv`` (without the command name) and return the exit status."""
+def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int:
+    """Run ``ragmeter trec`` on ``argv`` (without the command name) and return the exit status.
+
+    ``own_process``: the process runs this one command and ends (the console entry), so the
+    start-up may change process-wide state for speed (pyarrow without cloudpickle, the C
+    allocator's thresholds; docs/retrieval.md#speed). In-process callers keep theirs.
+    """
     from ragmeter.errors import RagmeterError
 
     # Set before numpy and pyarrow load (in-process callers keep their own settings), each
@@ -483,6 +490,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         cfg = _parse(argv)
+        cfg["own_process"] = own_process
         if cfg["help"]:
             sys.stdout.write(HELP)
             return 0
