@@ -106,3 +106,19 @@ def test_take_rows_of_a_chunked_column_keeps_the_order_asked_for(share):
     rows = np.random.default_rng(7).permutation(1000)[: int(1000 * share)]
     taken = take_rows(col, rows)
     assert taken.to_pylist() == [ids[r] for r in rows]
+
+
+def test_the_pair_filter_holds_exactly_the_bits_of_the_judged_pairs():
+    from ragmeter.retrieval.kernels.codes import _pair_hash
+
+    rng = np.random.default_rng(3)
+    qrels = {
+        f"q{q}": {f"DOC-{d:07d}": int(rng.integers(0, 3)) for d in rng.choice(10**6, 300)}
+        for q in range(40)
+    }
+    index = build_qrels_index(as_qrels(qrels))
+    assert index.code_filter is not None and index.line_code is not None
+    h = _pair_hash(index.line_code, index.line_q, index.filter_shift)
+    expected = np.zeros_like(index.code_filter)
+    np.bitwise_or.at(expected, (h >> np.uint64(3)).astype(np.intp), 1 << (h & np.uint64(7)))
+    assert np.array_equal(index.code_filter, expected)

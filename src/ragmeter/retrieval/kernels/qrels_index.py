@@ -265,8 +265,13 @@ def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
     h = pair >> np.uint64(shift)
     del pair
     slot, bit = h >> np.uint64(3), (h & np.uint64(7)).astype(np.uint8)
-    for b in range(8):  # one bit at a time: repeated slots then set the same bit (no ufunc.at)
-        table[slot[bit == b]] |= np.uint8(1 << b)
+    # one bit at a time: repeated slots then set the same bit (no ufunc.at); the pairs are
+    # grouped by bit with one (radix) sort of the bit numbers, not a mask of every pair per bit
+    by_bit = np.argsort(bit, kind="stable")
+    bounds = np.searchsorted(bit[by_bit], np.arange(9))
+    slot = slot[by_bit]
+    for b in range(8):
+        table[slot[bounds[b] : bounds[b + 1]]] |= np.uint8(1 << b)
     pair_dir, pair_shift = _pair_directory(pair_keys) if unique_pairs else (None, 64)
     return QrelsIndex(
         qids=qid_list,
