@@ -99,7 +99,7 @@ def test_large_inputs_and_a_user_setting_leave_the_allocator_alone(libc, tmp_pat
     monkeypatch.setattr(trec_main, "_KEEP_FREED_INPUTS", run.stat().st_size)
     trec_main._keep_freed_memory([str(QRELS), str(run)])
     assert libc.calls == []
-    monkeypatch.setattr(trec_main, "_KEEP_FREED_INPUTS", 256 << 20)
+    monkeypatch.setattr(trec_main, "_KEEP_FREED_INPUTS", 64 << 20)
     monkeypatch.setenv("MALLOC_ARENA_MAX", "2")
     trec_main._keep_freed_memory([str(QRELS), str(run)])
     assert libc.calls == []
