@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from ragmeter.errors import UsageError
+from ragmeter.metric_param import Param
 
 __all__ = [
     "NO_NUMERIC_VALUE",
@@ -60,16 +61,6 @@ TASK_PROVIDERS: Mapping[str, str] = MappingProxyType(
 NO_NUMERIC_VALUE: frozenset[str] = frozenset({"retrieval.runid", "retrieval.relstring"})
 """Registry entries whose value is text (trec_eval's run tag and relevance string), so they have
 no formula; every other metric has a formula and a citation (docs/metrics.md)."""
-
-
-@dataclass(frozen=True)
-class Param:
-    """A typed metric parameter (``k`` of ``P@k``, ``gain`` of nDCG, ``profile`` of em)."""
-
-    name: str
-    type: str
-    default: Any = None
-    doc: str = ""
 
 
 @dataclass(frozen=True)

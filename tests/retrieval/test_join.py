@@ -93,3 +93,32 @@ def test_fixed_length_ids_get_the_codes_of_the_general_layout():
     assert not exact.any()
     assert np.array_equal(codes, np.delete(general, 145))
     assert np.unique(codes).size == len(fixed)
+
+
+@pytest.mark.parametrize("share", [0.02, 0.6])  # chunk by chunk, and the whole column copied
+def test_take_rows_of_a_chunked_column_keeps_the_order_asked_for(share):
+    import pyarrow as pa
+
+    from ragmeter.retrieval.kernels.codes import take_rows
+
+    ids = [f"doc-{i:06d}".encode() for i in range(1000)]
+    col = pa.chunked_array([pa.array(ids[a : a + 300], pa.binary()) for a in range(0, 1000, 300)])
+    rows = np.random.default_rng(7).permutation(1000)[: int(1000 * share)]
+    taken = take_rows(col, rows)
+    assert taken.to_pylist() == [ids[r] for r in rows]
+
+
+def test_the_pair_filter_holds_exactly_the_bits_of_the_judged_pairs():
+    from ragmeter.retrieval.kernels.codes import _pair_hash
+
+    rng = np.random.default_rng(3)
+    qrels = {
+        f"q{q}": {f"DOC-{d:07d}": int(rng.integers(0, 3)) for d in rng.choice(10**6, 300)}
+        for q in range(40)
+    }
+    index = build_qrels_index(as_qrels(qrels))
+    assert index.code_filter is not None and index.line_code is not None
+    h = _pair_hash(index.line_code, index.line_q, index.filter_shift)
+    expected = np.zeros_like(index.code_filter)
+    np.bitwise_or.at(expected, (h >> np.uint64(3)).astype(np.intp), 1 << (h & np.uint64(7)))
+    assert np.array_equal(index.code_filter, expected)

@@ -3,6 +3,8 @@ give."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -94,3 +96,18 @@ def test_by_query_rank_is_the_lexsort() -> None:
     assert np.array_equal(_by_query_rank(ordered // 10, ordered % 10 + 1), ordered)
     huge = np.array([2**40, 1, 2**40], dtype=np.int64)
     assert np.array_equal(_by_query_rank(huge, huge), np.lexsort((huge, huge)))
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.array([2, 3, 2, 1001, 7, 2], dtype=np.int64),  # ranks: the table of their range
+        np.array([1, 5, 10**9], dtype=np.int64),  # a range too wide for a table
+        np.array([2.5, 3.0, 2.5]),  # real arguments (G's cost-adjusted ranks)
+    ],
+)
+def test_log2_table_is_libm_log2_of_each_value(values):
+    from ragmeter.retrieval.measures.base import log2_table
+
+    got = log2_table(values)
+    assert got.tolist() == [math.log2(float(v)) for v in values.tolist()]

@@ -15,7 +15,7 @@ import sys
 def console() -> None:
     """The ``ragmeter`` executable and ``python -m ragmeter``: run, then exit with the status."""
     args = sys.argv[1:]
-    code = main(args)
+    code = main(args, own_process=True)
     if args[:1] == ["trec"]:
         # After a parse error in its threaded CSV reader (the fast path falling back to the
         # general parser), Arrow can still have tasks on its worker threads; tearing the
@@ -29,10 +29,12 @@ def console() -> None:
     sys.exit(code)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, own_process: bool = False) -> int:
+    """Run the command in ``argv``; ``own_process``: this process exists for it and ends after
+    it (the console entry), so ``ragmeter trec`` may set process-wide things up for speed."""
     args = sys.argv[1:] if argv is None else list(argv)
     if args[:1] == ["trec"]:
-        return _trec(args[1:])
+        return _trec(args[1:], own_process=own_process)
     if args[:1] == ["mcp"]:
         return _mcp(args[1:])
     from ragmeter.cli.app import run
@@ -40,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     return run(args)
 
 
-def _trec(args: list[str]) -> int:
+def _trec(args: list[str], *, own_process: bool = False) -> int:
     from ragmeter.cli.trec_main import main as trec_main
 
     try:
@@ -50,7 +52,7 @@ def _trec(args: list[str]) -> int:
             raise
         print("ragmeter trec: the retrieval engine is not part of this build", file=sys.stderr)
         return 2
-    return trec_main(args)
+    return trec_main(args, own_process=own_process)
 
 
 def _mcp(args: list[str]) -> int:

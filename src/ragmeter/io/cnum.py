@@ -28,8 +28,8 @@ C_SPACE = " \t\n\v\f\r"
 LONG_MAX = 2**63 - 1
 LONG_MIN = -(2**63)
 
-_LONG = re.compile(r"[+-]?[0-9]+")
-_DOUBLE = re.compile(
+_LONG = r"[+-]?[0-9]+"
+_DOUBLE = (
     r"[+-]?(?:"
     r"(?P<inf>(?i:inf(?:inity)?))"
     r"|(?P<nan>(?i:nan)(?:\([A-Za-z0-9_]*\))?)"
@@ -37,6 +37,8 @@ _DOUBLE = re.compile(
     r"|(?P<dec>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
     r")"
 )
+# the patterns are compiled on first use (re caches them), not at import: ``ragmeter trec``
+# imports this module, and most of its runs read no number with it
 
 
 def _skip_space(text: str) -> int:
@@ -49,7 +51,7 @@ def _skip_space(text: str) -> int:
 def c_atol(text: str) -> tuple[int, int]:
     """``atol(text)`` as glibc computes it (``strtol`` base 10, clamped), and characters read."""
     start = _skip_space(text)
-    m = _LONG.match(text, start)
+    m = re.compile(_LONG).match(text, start)
     if m is None:
         return 0, 0
     value = int(m.group())
@@ -59,7 +61,7 @@ def c_atol(text: str) -> tuple[int, int]:
 def c_atof(text: str) -> tuple[float, int]:
     """``atof(text)`` as glibc computes it (``strtod``), and characters read."""
     start = _skip_space(text)
-    m = _DOUBLE.match(text, start)
+    m = re.compile(_DOUBLE).match(text, start)
     if m is None:
         return 0.0, 0
     token = m.group()

@@ -23,11 +23,11 @@ from ragmeter.retrieval.measures import MEASURES, Context
 from ragmeter.retrieval.names import ULTRARAG_KS, Measure, parse_measures
 from ragmeter.retrieval.overlap import no_overlap_error
 from ragmeter.retrieval.report import Report, build_report
-from ragmeter.retrieval.zscores import ZScores, read_zscores
 from ragmeter.warnings import RagmeterWarning
 
 if TYPE_CHECKING:
     from ragmeter.retrieval.result import RetrievalResult
+    from ragmeter.retrieval.zscores import ZScores
 
 __all__ = ["Evaluator", "Options", "evaluate", "evaluate_stream"]
 
@@ -130,11 +130,12 @@ class Evaluator:
             self.measures = parse_measures(
                 measures, ks=ks, gain=self.options.gain, warnings=self.parse_warnings
             )  # type: ignore[arg-type]
-        self.zscores = (
-            read_zscores(zscores)
-            if zscores is not None and not isinstance(zscores, ZScores)
-            else zscores
-        )
+        self.zscores: ZScores | None = None
+        if zscores is not None:
+            # imported here: most evaluations print no z-scores (docs/retrieval.md#speed)
+            from ragmeter.retrieval.zscores import ZScores, read_zscores
+
+            self.zscores = zscores if isinstance(zscores, ZScores) else read_zscores(zscores)
         self.qrels: Qrels = qrels if isinstance(qrels, Qrels) else _as_qrels(qrels)
         self.index = K.build_qrels_index(self.qrels, dedupe=self.options.dedupe)
 

@@ -31,9 +31,8 @@ LOWER_ALIASES = {  # common RAG spellings (ranx, UltraRAG); printed in ir_measur
 }
 
 # ir_measures grammar: Name[(args)][@cutoff]
-_IR_RE = re.compile(
-    r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<args>.*)\))?(?:@(?P<cut>[^@()]+))?$"
-)
+# compiled on first use (re caches it): ``-m all_trec`` and other trec_eval names never need it
+_IR_RE = r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<args>.*)\))?(?:@(?P<cut>[^@()]+))?$"
 
 
 def _split_args(text: str, name: str) -> list[tuple[str, str]]:
@@ -110,7 +109,7 @@ def _gains_param(value: Any, name: str) -> tuple[tuple[int, float], ...]:
 
 
 def try_ir(name: str, warnings: list[str]) -> list[Measure] | None:
-    m = _IR_RE.match(name)
+    m = re.compile(_IR_RE).match(name)
     if m is None:
         return None
     base, args_text, cut_text = m.group("name"), m.group("args"), m.group("cut")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from ragmeter.io.trec.column import BytesColumn
@@ -19,17 +17,31 @@ from ragmeter.retrieval.kernels.codes import (
 from ragmeter.retrieval.kernels.qrels_index import QrelsIndex
 
 
-@dataclass(eq=False)
 class JoinedRun:
-    """A run's rows with query codes and, for judged rows, their grades."""
+    """A run's rows with query codes and, for judged rows, their grades.
 
-    run: Run
-    run_qids: list[bytes]  # distinct run qids (unified dictionary), any order
-    run_qcode: np.ndarray  # int32 per row: index into run_qids
-    remap: np.ndarray  # int32 per run qid: index into the qrels' qids, -1 if not judged
-    judged_rows: np.ndarray  # int64 rows whose (qid, docno) is in the qrels
-    judged_grades: np.ndarray  # int64 grade of those rows
-    unjudged_qids: list[bytes] = field(default_factory=list)  # run qids without qrels
+    (A plain class, as the other records of the kernels: a dataclass costs ~1 ms of
+    ``ragmeter trec``'s start to create, docs/retrieval.md#speed.)
+    """
+
+    def __init__(
+        self,
+        run: Run,
+        run_qids: list[bytes],
+        run_qcode: np.ndarray,
+        remap: np.ndarray,
+        judged_rows: np.ndarray,
+        judged_grades: np.ndarray,
+        unjudged_qids: list[bytes] | None = None,
+    ) -> None:
+        self.run = run
+        self.run_qids = run_qids  # distinct run qids (unified dictionary), any order
+        self.run_qcode = run_qcode  # int32 per row: index into run_qids
+        self.remap = remap  # int32 per run qid: index into the qrels' qids, -1 if not judged
+        self.judged_rows = judged_rows  # int64 rows whose (qid, docno) is in the qrels
+        self.judged_grades = judged_grades  # int64 grade of those rows
+        # run qids without qrels
+        self.unjudged_qids = [] if unjudged_qids is None else unjudged_qids
 
     @property
     def qcode(self) -> np.ndarray:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,43 +23,70 @@ from ragmeter.retrieval.kernels.codes import (
 from ragmeter.retrieval.kernels.sorting import stable_argsort, unique_first_inverse
 
 
-@dataclass(frozen=True, eq=False)
 class QrelsIndex:
     """The qrels side, prepared once (an :class:`~ragmeter.retrieval.Evaluator` keeps it).
 
     Queries are numbered in qid byte order. Lines are sorted by (query, docno index), so that a
-    run row's (query, docno) key is found with one ``searchsorted``.
+    run row's (query, docno) key is found with one ``searchsorted``. (A plain class: a
+    dataclass of this size costs ~2 ms of ``ragmeter trec``'s start to create,
+    docs/retrieval.md#speed.)
     """
 
-    qids: list[bytes]  # judged qids in byte order
-    doc_values: Any  # distinct judged docnos (binary pa.Array or BytesColumn): the join's value set
-    keys: np.ndarray  # sorted int64 key per qrels line: query * ndocs + docno index
-    grades: np.ndarray  # int64 grade per key
-    q_starts: np.ndarray  # line offset of each query in the sorted lines (+ end)
-    by_grade: np.ndarray  # grades sorted by (query, grade descending)
-    qrels: Qrels
-    dedupe_dropped: int = 0
-    # packed 8-byte codes of the judged docnos that fit (sorted), their doc_values index, and a
-    # bit table of hashed (query, docno code) pairs that rules out almost every run row in one
-    # gather, also when most of the run's documents are judged for some other query
-    doc_codes: np.ndarray | None = None
-    doc_code_index: np.ndarray | None = None
-    code_filter: np.ndarray | None = None
-    filter_shift: int = 64
-    doc_fit: np.ndarray | None = None  # per sorted code: True when it is a packed (exact) code
-    # per judgment, in ``keys`` order: query, docno index, docno code, packed-code flag; and the
-    # judgments' (query, docno code) mixes, sorted (None if two ever collided), with their line
-    pair_keys: np.ndarray | None = None
-    # where each bucket of mixes (their top ``64 - pair_shift`` bits) starts in pair_keys (+ end):
-    # a candidate is then looked for among the one or two keys of its bucket, not by a binary
-    # search over all of them, whose random reads cost several times more
-    pair_dir: np.ndarray | None = None
-    pair_shift: int = 64
-    pair_line: np.ndarray | None = None
-    line_q: np.ndarray | None = None
-    line_doc: np.ndarray | None = None
-    line_code: np.ndarray | None = None
-    line_fit: np.ndarray | None = None
+    def __init__(
+        self,
+        qids: list[bytes],
+        doc_values: Any,
+        keys: np.ndarray,
+        grades: np.ndarray,
+        q_starts: np.ndarray,
+        by_grade: np.ndarray,
+        qrels: Qrels,
+        dedupe_dropped: int = 0,
+        doc_codes: np.ndarray | None = None,
+        doc_code_index: np.ndarray | None = None,
+        code_filter: np.ndarray | None = None,
+        filter_shift: int = 64,
+        doc_fit: np.ndarray | None = None,
+        pair_keys: np.ndarray | None = None,
+        pair_dir: np.ndarray | None = None,
+        pair_shift: int = 64,
+        pair_line: np.ndarray | None = None,
+        line_q: np.ndarray | None = None,
+        line_doc: np.ndarray | None = None,
+        line_code: np.ndarray | None = None,
+        line_fit: np.ndarray | None = None,
+    ) -> None:
+        self.qids = qids  # judged qids in byte order
+        # distinct judged docnos (binary pa.Array or BytesColumn): the join's value set
+        self.doc_values = doc_values
+        self.keys = keys  # sorted int64 key per qrels line: query * ndocs + docno index
+        self.grades = grades  # int64 grade per key
+        self.q_starts = q_starts  # line offset of each query in the sorted lines (+ end)
+        self.by_grade = by_grade  # grades sorted by (query, grade descending)
+        self.qrels = qrels
+        self.dedupe_dropped = dedupe_dropped
+        # packed 8-byte codes of the judged docnos that fit (sorted), their doc_values index,
+        # and a bit table of hashed (query, docno code) pairs that rules out almost every run
+        # row in one gather, also when most of the run's documents are judged for another query
+        self.doc_codes = doc_codes
+        self.doc_code_index = doc_code_index
+        self.code_filter = code_filter
+        self.filter_shift = filter_shift
+        self.doc_fit = doc_fit  # per sorted code: True when it is a packed (exact) code
+        # per judgment, in ``keys`` order: query, docno index, docno code, packed-code flag; and
+        # the judgments' (query, docno code) mixes, sorted (None if two ever collided), with
+        # their line
+        self.pair_keys = pair_keys
+        # where each bucket of mixes (their top ``64 - pair_shift`` bits) starts in pair_keys
+        # (+ end): a candidate is then looked for among the one or two keys of its bucket, not
+        # by a binary search over all of them, whose random reads cost several times more
+        self.pair_dir = pair_dir
+        self.pair_shift = pair_shift
+        self.pair_line = pair_line
+        self.line_q = line_q
+        self.line_doc = line_doc
+        self.line_code = line_code
+        self.line_fit = line_fit
 
     @property
     def num_queries(self) -> int:
@@ -239,8 +265,13 @@ def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
     h = pair >> np.uint64(shift)
     del pair
     slot, bit = h >> np.uint64(3), (h & np.uint64(7)).astype(np.uint8)
-    for b in range(8):  # one bit at a time: repeated slots then set the same bit (no ufunc.at)
-        table[slot[bit == b]] |= np.uint8(1 << b)
+    # one bit at a time: repeated slots then set the same bit (no ufunc.at); the pairs are
+    # grouped by bit with one (radix) sort of the bit numbers, not a mask of every pair per bit
+    by_bit = np.argsort(bit, kind="stable")
+    bounds = np.searchsorted(bit[by_bit], np.arange(9))
+    slot = slot[by_bit]
+    for b in range(8):
+        table[slot[bounds[b] : bounds[b + 1]]] |= np.uint8(1 << b)
     pair_dir, pair_shift = _pair_directory(pair_keys) if unique_pairs else (None, 64)
     return QrelsIndex(
         qids=qid_list,

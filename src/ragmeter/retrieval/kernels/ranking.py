@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -18,27 +17,42 @@ from ragmeter.retrieval.kernels.segments import seg_position
 from ragmeter.retrieval.kernels.sorting import stable_argsort
 
 
-@dataclass(frozen=True, eq=False)
 class Ranking:
     """The judged-subset view of one run against one qrels (the join above).
 
     Queries are the evaluated ones, numbered 0..E-1 in qid byte order. ``rows`` lists, for each
     retrieved document that has a qrels line, its query, rank (1-based, after ``-M``/``-J``) and
     grade, sorted by (query, rank). ``n`` is the number of documents retrieved per query.
+    (A plain class: see :class:`~ragmeter.retrieval.kernels.join.JoinedRun`.)
     """
 
-    qids: list[str]
-    qcodes: np.ndarray  # qrels query code of each evaluated query
-    missing: np.ndarray  # bool: judged query absent from the run, scored 0 under -c
-    n: np.ndarray  # int64 documents retrieved per query
-    q: np.ndarray  # int64 query of each judged row
-    rank: np.ndarray  # int64 rank of each judged row
-    grade: np.ndarray  # int64 grade of each judged row (< 0: pooled but unjudged)
-    starts: np.ndarray  # row offset of each query (+ end)
-    qrel_grades: np.ndarray  # qrels grades of the evaluated queries, by (query, grade desc)
-    qrel_starts: np.ndarray  # offsets into qrel_grades (+ end)
-    judged_only: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    def __init__(
+        self,
+        qids: list[str],
+        qcodes: np.ndarray,
+        missing: np.ndarray,
+        n: np.ndarray,
+        q: np.ndarray,
+        rank: np.ndarray,
+        grade: np.ndarray,
+        starts: np.ndarray,
+        qrel_grades: np.ndarray,
+        qrel_starts: np.ndarray,
+        judged_only: bool = False,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        self.qids = qids
+        self.qcodes = qcodes  # qrels query code of each evaluated query
+        self.missing = missing  # bool: judged query absent from the run, scored 0 under -c
+        self.n = n  # int64 documents retrieved per query
+        self.q = q  # int64 query of each judged row
+        self.rank = rank  # int64 rank of each judged row
+        self.grade = grade  # int64 grade of each judged row (< 0: pooled but unjudged)
+        self.starts = starts  # row offset of each query (+ end)
+        self.qrel_grades = qrel_grades  # qrels grades of the evaluated queries, (query, grade desc)
+        self.qrel_starts = qrel_starts  # offsets into qrel_grades (+ end)
+        self.judged_only = judged_only
+        self.extra: dict[str, Any] = {} if extra is None else extra
 
     @property
     def num_queries(self) -> int:
@@ -150,16 +164,24 @@ def _group_docno_order(group: np.ndarray, docs: Any) -> np.ndarray:
     return to_numpy(call("sort_indices", table, options=options))
 
 
-@dataclass(eq=False)
 class RankPiece:
     """The ranked judged rows of one batch of whole queries (before they are assembled)."""
 
-    counts: np.ndarray  # documents per qrels query in this piece (before -M), int64
-    jq: np.ndarray  # qrels query code of each judged row
-    jrank: np.ndarray  # rank after ties and -M
-    jgrade: np.ndarray
-    tied_pairs: int = 0
-    all_tied: list[str] = field(default_factory=list)
+    def __init__(
+        self,
+        counts: np.ndarray,
+        jq: np.ndarray,
+        jrank: np.ndarray,
+        jgrade: np.ndarray,
+        tied_pairs: int = 0,
+        all_tied: list[str] | None = None,
+    ) -> None:
+        self.counts = counts  # documents per qrels query in this piece (before -M), int64
+        self.jq = jq  # qrels query code of each judged row
+        self.jrank = jrank  # rank after ties and -M
+        self.jgrade = jgrade
+        self.tied_pairs = tied_pairs
+        self.all_tied: list[str] = [] if all_tied is None else all_tied
 
 
 def rank_piece(

@@ -83,6 +83,17 @@ def log2_table(values: np.ndarray) -> np.ndarray:
     """
     if values.size == 0:
         return np.zeros(0, dtype=np.float64)
+    if values.dtype.kind in "iu":
+        lo, hi = int(values.min()), int(values.max())
+        if lo > 0 and hi - lo <= 4 * values.size + 4096:
+            # integer arguments (ranks): one log per value of their range, gathered by offset,
+            # instead of np.unique's sort of every value
+            logs = np.fromiter(
+                (math.log2(float(x)) for x in range(lo, hi + 1)),
+                dtype=np.float64,
+                count=hi - lo + 1,
+            )
+            return logs[values - lo]
     uniq, inv = np.unique(values, return_inverse=True)
     logs = np.fromiter(
         (math.log2(float(x)) for x in uniq.tolist()), dtype=np.float64, count=uniq.size

@@ -15,10 +15,9 @@ their "formula" describes the string they print.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ragmeter.registry import Param
+from ragmeter.metric_param import Param
 
 __all__ = [
     "BUCKLEY_VOORHEES_2004",
@@ -108,7 +107,6 @@ class MeasureArgs(Protocol):
     def param(self, name: str, default: Any = None) -> Any: ...
 
 
-@dataclass(frozen=True)
 class Family:
     """One measure family: a trec_eval measure (or a ragmeter extension) and its spellings.
 
@@ -128,36 +126,67 @@ class Family:
     ``defaults`` are the cutoffs or points of a bare trec_eval request (``P`` is ``P.5,…,1000``);
     ``bare_params`` the parameters of a bare request of a ``reals``/``pairs`` family, and
     ``ir_bare_params`` those of a bare ir_measures-style request when they differ (RBP).
+
+    A plain class, not a dataclass: creating a dataclass of this size cost ~2 ms of every
+    ``ragmeter trec`` start (docs/retrieval.md#speed).
     """
 
-    name: str
-    kind: str
-    summary: str
-    formula: str
-    citation: str
-    registry_name: str
-    aliases: tuple[str, ...] = ()
-    params: tuple[Param, ...] = ()
-    defaults: tuple[Any, ...] = ()
-    bare_params: tuple[tuple[str, Any], ...] = ()
-    ir_bare_params: tuple[tuple[str, Any], ...] | None = None
-    ir: str | None = None
-    ir_params: tuple[tuple[str, Any], ...] = ()
-    ir_spellings: tuple[str, ...] = ()
-    ir_args: frozenset[str] = frozenset()
-    binary: bool = True  # uses the relevance level (-l); gain measures do not
-    gain: str | None = None  # "linear" | "exp" for the nDCG families
-    extension: bool = False  # a ragmeter extension, not in trec_eval
-    direction: str = "higher"
-    range: tuple[float | None, float | None] = (0.0, 1.0)
-    reference: str = TREC_EVAL  # the implementation whose numbers ragmeter reproduces
-    level: str = "sample"  # "corpus": the summary is not a mean of per-query values
-    default: bool = False  # part of the retrieval task's default metric set
-    kernel: Callable[..., Any] | None = None  # None: the engine fills it (runid, num_q)
-
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        name: str,
+        kind: str,
+        summary: str,
+        formula: str,
+        citation: str,
+        registry_name: str,
+        aliases: tuple[str, ...] = (),
+        params: tuple[Param, ...] = (),
+        defaults: tuple[Any, ...] = (),
+        bare_params: tuple[tuple[str, Any], ...] = (),
+        ir_bare_params: tuple[tuple[str, Any], ...] | None = None,
+        ir: str | None = None,
+        ir_params: tuple[tuple[str, Any], ...] = (),
+        ir_spellings: tuple[str, ...] = (),
+        ir_args: frozenset[str] = frozenset(),
+        binary: bool = True,
+        gain: str | None = None,
+        extension: bool = False,
+        direction: str = "higher",
+        range: tuple[float | None, float | None] = (0.0, 1.0),
+        reference: str = TREC_EVAL,
+        level: str = "sample",
+        default: bool = False,
+        kernel: Callable[..., Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.kind = kind
+        self.summary = summary
+        self.formula = formula
+        self.citation = citation
+        self.registry_name = registry_name
+        self.aliases = aliases
+        self.params = params
+        self.defaults = defaults
+        self.bare_params = bare_params
+        self.ir_bare_params = ir_bare_params
+        self.ir = ir
+        self.ir_params = ir_params
+        self.ir_spellings = ir_spellings
+        self.ir_args = ir_args
+        self.binary = binary  # uses the relevance level (-l); gain measures do not
+        self.gain = gain  # "linear" | "exp" for the nDCG families
+        self.extension = extension  # a ragmeter extension, not in trec_eval
+        self.direction = direction
+        self.range = range
+        self.reference = reference  # the implementation whose numbers ragmeter reproduces
+        self.level = level  # "corpus": the summary is not a mean of per-query values
+        self.default = default  # part of the retrieval task's default metric set
+        self.kernel = kernel  # None: the engine fills it (runid, num_q)
         if not self.formula or not self.citation:
             raise ValueError(f"measure family {self.name!r} needs a formula and a citation")
+
+    def __repr__(self) -> str:
+        return f"Family({self.name!r})"
 
     def default_params(self, style: str) -> tuple[tuple[str, Any], ...]:
         """The parameters of a bare request in ``style`` (``"trec"`` or ``"ir"``)."""

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragmeter.registry import Param
+from ragmeter.metric_param import Param
 from ragmeter.retrieval.measures.base import Context, seg_suffix_max
 from ragmeter.retrieval.measures.family import (
     JUDGED,

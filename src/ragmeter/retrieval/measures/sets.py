@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragmeter.registry import Param
+from ragmeter.metric_param import Param
 from ragmeter.retrieval.measures.base import Context, safe_div
 from ragmeter.retrieval.measures.family import (
     JUDGED,
