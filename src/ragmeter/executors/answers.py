@@ -13,7 +13,6 @@ shards are kept in the work dir, so a re-run after a failure scores only the oth
 from __future__ import annotations
 
 import contextlib
-import pickle
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any
@@ -95,9 +94,10 @@ def score_answers_shard(shard: LineShard) -> dict[str, Any]:
     Returns the shard's first :class:`InputError` (``error``; nothing is scored then), the
     ids and lines of the rows read before it, what the whole-file checks need (keys seen,
     lines without a gold or prediction key, gold answers that normalise to ''), and the
-    pickled :class:`SampleScore` records in row order (``scores``: one bytes object crosses
-    the wire, not one Python object per sample).
+    scores in row order as :class:`~ragmeter.answers.columns.ScoreColumns` (``columns``: a few
+    lists cross the wire and land in the work dir, not a million Python objects).
     """
+    from ragmeter.answers.columns import ScoreColumns
     from ragmeter.answers.inputs import coerce_golds, coerce_prediction
     from ragmeter.answers.reader import RowReader
     from ragmeter.answers.scoring import MISSING_PREDICTION
@@ -125,7 +125,7 @@ def score_answers_shard(shard: LineShard) -> dict[str, Any]:
         "no_gold_key": reader.no_gold_key,
         "no_pred_key": reader.no_pred_key,
         "empty_lines": reader.empty_lines,
-        "scores": None,
+        "columns": None,
         "score_error": None,
     }
     if error is not None:
@@ -148,7 +148,8 @@ def score_answers_shard(shard: LineShard) -> dict[str, Any]:
     except RagmeterError as exc:  # reported after every shard's input checks, as in-process
         out["score_error"] = exc
         return out
-    out["scores"] = pickle.dumps(scores, protocol=pickle.HIGHEST_PROTOCOL)
+    hits = "str-em-alce" in options.metrics
+    out["columns"] = ScoreColumns.from_scores(scores, options.outputs(), str_em_hit=hits)
     return out
 
 
@@ -182,6 +183,7 @@ def score_answers(
     """Read, check and score an answers JSONL file on ``executor``; returns the
     :class:`~ragmeter.answers.result.AnswersResult` and the warnings about keys that some rows
     lack. ``work`` (a :class:`~ragmeter.executors.workdir.WorkDir`) keeps finished shards."""
+    from ragmeter.answers.columns import ScoreColumns
     from ragmeter.answers.inputs import coerce_id
     from ragmeter.answers.reader import check_empty_golds, key_notes
     from ragmeter.answers.result import build_result
@@ -211,7 +213,7 @@ def score_answers(
     no_gold: list[int] = []
     no_pred: list[int] = []
     empty: list[tuple[int, str]] = []
-    scores: list[Any] = []
+    parts: list[ScoreColumns] = []
     score_error: RagmeterError | None = None
     got = run_resumable(executor, score_answers_shard, shards, label="scoring", plan=plan)
     try:
@@ -230,8 +232,8 @@ def score_answers(
                 empty += out["empty_lines"]
                 if score_error is None and out["score_error"] is not None:
                     score_error = out["score_error"]
-                if out["scores"] is not None:
-                    scores.extend(pickle.loads(out["scores"]))
+                if out["columns"] is not None:
+                    parts.append(out["columns"])
                 if tick is not None:
                     tick(len(ids))
     finally:
@@ -242,10 +244,11 @@ def score_answers(
     check_empty_golds(name, options.profile, empty)
     if score_error is not None:
         raise score_error
-    if len(scores) != len(ids):
-        raise RuntimeError(f"the shards returned {len(scores)} records for {len(ids)} rows")
+    columns = ScoreColumns.concat(parts)
+    if len(columns) != len(ids):
+        raise RuntimeError(f"the shards returned {len(columns)} records for {len(ids)} rows")
     clean = [coerce_id(sid, location=f"sample {i}") for i, sid in enumerate(ids)]
-    return build_result(options, clean, scores), notes
+    return build_result(options, clean, columns), notes
 
 
 def answers_on(
