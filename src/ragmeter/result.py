@@ -205,7 +205,7 @@ class Result:
             chunks["metric"].append(pa.array([metric] * n, type=pa.string()))
             chunks["value"].append(pa.array(arr, type=pa.float64(), mask=~scored))
             chunks["status"].append(pa.array(stat_sorted, type=pa.string()))
-            if detail is None or all(d is None for d in detail):
+            if detail is None or detail.count(None) == n:
                 chunks["detail"].append(pa.nulls(n, type=pa.string()))
             else:
                 chunks["detail"].append(pa.array([detail[i] for i in by_id], type=pa.string()))

@@ -3,6 +3,7 @@ scores themselves (what a Dask run and the in-process command each do)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import pickle
 import random
@@ -50,7 +51,7 @@ def test_columns_from_shards_build_the_result_of_the_scores(case):
     cuts = [0, 1, 90, 91, 200, len(scores)]
     parts = [  # as the shards send them: pickled, one per byte range
         pickle.loads(pickle.dumps(ScoreColumns.from_scores(scores[a:b], opts.outputs())))
-        for a, b in zip(cuts, cuts[1:], strict=False)
+        for a, b in itertools.pairwise(cuts)
     ]
     joined = build_result(opts, ids, ScoreColumns.concat(parts))
     assert json.dumps(joined.to_ultrarag_dict()) == json.dumps(whole.to_ultrarag_dict())

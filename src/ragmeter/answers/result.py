@@ -227,7 +227,7 @@ def build_result(
         {m: per_sample[m] for m in outputs},
         statuses=metric_statuses,
         aggregates={m: file_order_mean(per_sample[m], metric_statuses[m]) for m in outputs},
-        details=dict.fromkeys(outputs, details),
+        details=dict.fromkeys(outputs, details) if cols.flags else None,
         metadata=meta,
         warnings=_warning_lines(n, counts, no_gold),
     )
@@ -251,8 +251,10 @@ def file_order_mean(values: Sequence[float | None], statuses: Sequence[str]) -> 
     if len(values) != len(statuses):
         raise ValueError(f"{len(values)} values for {len(statuses)} statuses")
     # compress() walks a million samples at C speed; the sum itself stays Python's, in order
-    kept = compress(values, map(st.SCORED.__contains__, statuses))
-    scored = [float(v) for v in kept if v is not None]
+    kept = list(compress(values, map(st.SCORED.__contains__, statuses)))
+    if None in kept:
+        kept = [v for v in kept if v is not None]
+    scored = list(map(float, kept))
     if not scored:
         return Aggregate(None, 0, status_counts, reason="no scored samples")
     return Aggregate(sum(scored) / len(scored), len(scored), status_counts)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
 from typing import Any
 
@@ -170,6 +171,14 @@ def _first_error(out: dict[str, Any], seen: dict[str, int], name: str) -> InputE
     return error
 
 
+def plan_shards(
+    path: str, settings: tuple[tuple[str, Any], ...], workers: int, partitions: int | None
+) -> list[LineShard]:
+    """The shards of an answers file: byte ranges at line starts (one for a gzip file)."""
+    parts = 1 if is_gzip(path) else shard_count(estimate_lines(path), workers, partitions)
+    return line_shards(path, parts, settings)
+
+
 def score_answers(
     executor: Executor,
     path: str,
@@ -179,10 +188,12 @@ def score_answers(
     workers: int = 1,
     progress: ProgressBar | None = None,
     work: Any = None,
+    planned: Future[list[LineShard]] | None = None,
 ) -> tuple[Any, list[str]]:
     """Read, check and score an answers JSONL file on ``executor``; returns the
     :class:`~ragmeter.answers.result.AnswersResult` and the warnings about keys that some rows
-    lack. ``work`` (a :class:`~ragmeter.executors.workdir.WorkDir`) keeps finished shards."""
+    lack. ``work`` (a :class:`~ragmeter.executors.workdir.WorkDir`) keeps finished shards;
+    ``planned`` holds the shards when they were cut while the cluster started."""
     from ragmeter.answers.columns import ScoreColumns
     from ragmeter.answers.inputs import coerce_id
     from ragmeter.answers.reader import check_empty_golds, key_notes
@@ -202,8 +213,10 @@ def score_answers(
             "the semantic metrics do not run under --executor dask yet (expected lexical "
             "metrics, or the in-process executor)"
         )
-    parts = 1 if is_gzip(path) else shard_count(estimate_lines(path), workers, partitions)
-    shards = line_shards(path, parts, settings)
+    if planned is not None:
+        shards = planned.result()
+    else:
+        shards = plan_shards(path, settings, workers, partitions)
     plan = None if work is None else work.plan("answers", score_answers_shard, shards)
     total = sum(sh.rows for sh in shards) if all(sh.rows >= 0 for sh in shards) else 0
     tick, stop = progress(total) if progress is not None else (None, lambda: None)
@@ -270,22 +283,32 @@ def answers_on(
     with open_binary(path):  # a missing file or a folder: the in-process line, before any cluster
         pass
     settings = answers_settings(keys, display_name(path), options)
-    with (
-        WorkDir.of(xsettings, "answers") as work,
-        make_executor(xsettings, command="answers") as executor,
-    ):
-        check = getattr(executor, "check_visible", None)
-        if check is not None:  # the driver keeps the finished shards: workers need the input
-            check([path])
-        workers = xsettings.workers or executor.describe().get("workers") or 1
-        result, notes = score_answers(
-            executor,
-            path,
-            settings,
-            partitions=xsettings.partitions,
-            workers=workers,
-            progress=progress,
-            work=work,
-        )
-        meta = executor.describe()
+    early = None
+    pool = ThreadPoolExecutor(1, thread_name_prefix="ragmeter-cut")
+    if xsettings.workers and not xsettings.scheduler and path != "-" and not options.semantic:
+        # a LocalCluster of known size: find the line starts while its workers start (about
+        # 1 s per 1M answers each; the cut reads the file and numpy releases the GIL)
+        early = pool.submit(plan_shards, path, settings, xsettings.workers, xsettings.partitions)
+    try:
+        with (
+            WorkDir.of(xsettings, "answers") as work,
+            make_executor(xsettings, command="answers") as executor,
+        ):
+            check = getattr(executor, "check_visible", None)
+            if check is not None:  # the driver keeps the finished shards: workers need the input
+                check([path])
+            workers = xsettings.workers or executor.describe().get("workers") or 1
+            result, notes = score_answers(
+                executor,
+                path,
+                settings,
+                partitions=xsettings.partitions,
+                workers=workers,
+                progress=progress,
+                work=work,
+                planned=early,
+            )
+            meta = executor.describe()
+    finally:  # a failed start leaves the cut to finish on its own
+        pool.shutdown(wait=False, cancel_futures=True)
     return result, notes, meta
