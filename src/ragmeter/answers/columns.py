@@ -5,7 +5,7 @@ a list each) cost seconds to pickle, send, unpickle and walk; the same scores as
 floats and strings cost a fraction of that. A Dask worker turns its shard's scores into
 :class:`ScoreColumns` and the driver concatenates the shards' columns in shard order; the
 in-process command turns its scores into the same columns, so both paths build their result
-with the same code from the same values (docs/scaleout.md, "Answers").
+with the same code from the same values (docs/scaleout.md, "Exactness rules").
 """
 
 from __future__ import annotations
