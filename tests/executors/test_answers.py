@@ -96,6 +96,19 @@ def test_same_json_on_a_fresh_one_worker_cluster(answers_file, in_process):
     assert res.stderr == in_process[0].stderr
 
 
+def test_local_cluster_workers_run_without_the_statistical_profiler():
+    """Dask's profiler samples the running task every 10 ms for a dashboard a LocalCluster of
+    ours does not serve; its workers have it off, and the driver's own config is untouched."""
+    import dask
+
+    with DaskExecutor(ExecutorSettings(kind="dask", workers=1)) as executor:
+        seen = executor.client.run(
+            lambda: __import__("dask").config.get("distributed.worker.profile.enabled")
+        )
+    assert list(seen.values()) == [False]
+    assert dask.config.get("distributed.worker.profile.enabled") is True
+
+
 def test_shards_cut_at_line_starts_and_number_rows_like_a_whole_read(answers_file):
     shards = line_shards(answers_file, 7, ())
     assert [s.index for s in shards] == list(range(7))

@@ -89,3 +89,63 @@ def test_aggregate_refuses_nan():
 def test_unknown_metric_values():
     with pytest.raises(KeyError, match="no per-sample values for metric 'x'"):
         make().values("x")
+
+
+def _reference_table(ids, values, statuses, details):
+    """The long table as a loop over every value builds it (the construction before columns
+    were converted whole): the oracle of the vectorised :meth:`Result.from_columns`."""
+    import math
+
+    import pyarrow as pa
+
+    from ragmeter import status as st
+    from ragmeter.result import SAMPLES_SCHEMA
+
+    ids = [str(i) for i in ids]
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    columns = {k: [] for k in SAMPLES_SCHEMA.names}
+    for metric, vals in values.items():
+        stat = statuses[metric]
+        detail = details.get(metric) or [None] * len(ids)
+        for i in order:
+            scored = stat[i] in st.SCORED and vals[i] is not None
+            value = float(vals[i]) if scored else None
+            columns["id"].append(ids[i])
+            columns["metric"].append(metric)
+            columns["value"].append(None if value is None or math.isnan(value) else value)
+            columns["status"].append(stat[i])
+            columns["detail"].append(detail[i])
+    return pa.Table.from_pydict(columns, schema=SAMPLES_SCHEMA)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_from_columns_matches_a_row_by_row_construction(seed):
+    """Random ids (unicode, numbers), statuses, values (ints, -0.0, None where unscored) and
+    details: the same table, chunk for chunk, and means over scored samples in sorted-id order."""
+    import random
+
+    import numpy as np
+
+    from ragmeter.result import ordered_mean
+
+    rng = random.Random(seed)
+    n = rng.randint(1, 400)
+    ids = rng.sample([*range(1000), *(f"q{i}é" for i in range(300)), "", "Z", "a\u4e2d"], n)
+    values, statuses, details = {}, {}, {}
+    for metric in ("em", "f1", "rouge-l")[: rng.randint(1, 3)]:
+        stat = [rng.choice(["ok", "ok", "missing_zeroed", "no_gold", "timeout"]) for _ in ids]
+        pick = (0, 1, -0.0, 0.1, 1 / 3, 2.5e-300)
+        values[metric] = [rng.choice(pick) if s != "no_gold" else None for s in stat]
+        statuses[metric] = stat
+        if rng.random() < 0.5:
+            details[metric] = [rng.choice([None, "", '{"flags": ["x"]}']) for _ in ids]
+    got = Result.from_columns("answers", ids, values, statuses=statuses, details=details)
+    want = _reference_table(ids, values, statuses, details)
+    assert got.samples.equals(want)
+    assert got.samples.num_rows == want.num_rows and got.samples.column("id").num_chunks == 1
+    for metric, vals in values.items():
+        key = sorted(range(n), key=lambda i: str(ids[i]))
+        kept = [float(vals[i]) for i in key if statuses[metric][i] in ("ok", "missing_zeroed")]
+        agg = got.aggregates[metric]
+        assert agg.n == len(kept)
+        assert agg.value == (ordered_mean(np.array(kept)) if kept else None)

@@ -11,14 +11,17 @@ profile's averages are bit-identical to its reference (docs/answers.md, "Average
 
 from __future__ import annotations
 
+import gc
 import json
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
+from itertools import compress
 from typing import Any
 
 from ragmeter import status as st
 from ragmeter._version import __version__
+from ragmeter.answers.columns import ScoreColumns
 from ragmeter.answers.options import Options
 from ragmeter.answers.registry import task_of
 from ragmeter.result import Aggregate, Result
@@ -150,25 +153,46 @@ def _warning_lines(n: int, counts: dict[str, int], no_gold: int) -> list[str]:
 def build_result(
     opts: Options,
     ids: Sequence[str | int],
-    scores: Sequence[Any],
+    scores: Sequence[Any] | ScoreColumns,
     *,
     embedder: dict[str, Any] | None = None,
 ) -> AnswersResult:
-    """Assemble an :class:`AnswersResult` from per-sample :class:`SampleScore` objects."""
-    outputs = opts.outputs()
-    n = len(scores)
-    per_sample: dict[str, list[Any]] = {
-        "id": list(ids),
-        "status": [s.status for s in scores],
-        "flags": [list(s.flags) for s in scores],
-    }
+    """Assemble an :class:`AnswersResult` from per-sample :class:`SampleScore` objects, or from
+    their :class:`~ragmeter.answers.columns.ScoreColumns` (what Dask workers send)."""
+    enabled = gc.isenabled()
+    # a million new lists (flags, columns) would set off full collections that walk every
+    # object alive, about 2 s per 1M answers; nothing built here is cyclic
+    gc.disable()
+    try:
+        outputs = opts.outputs()
+        if isinstance(scores, ScoreColumns):
+            cols = scores
+        else:
+            hits = "str-em-alce" in opts.metrics
+            cols = ScoreColumns.from_scores(scores, outputs, str_em_hit=hits)
+        return _build(opts, ids, cols, outputs, embedder)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _build(
+    opts: Options,
+    ids: Sequence[str | int],
+    cols: ScoreColumns,
+    outputs: Sequence[str],
+    embedder: dict[str, Any] | None,
+) -> AnswersResult:
+    n = len(cols)
+    flags = cols.flag_lists()
+    per_sample: dict[str, list[Any]] = {"id": list(ids), "status": cols.status, "flags": flags}
     for m in outputs:
-        per_sample[m] = [s.values.get(m) if s.statuses.get(m) == st.OK else None for s in scores]
-    if "str-em-alce" in opts.metrics:
-        per_sample["str_em_hit"] = [s.extra.get("str_em_hit") for s in scores]
+        per_sample[m] = cols.values[m]
+    if cols.str_em_hit is not None:
+        per_sample["str_em_hit"] = cols.str_em_hit
 
     counts: dict[str, int] = {}
-    flag_counts = Counter(f for s in scores for f in set(s.flags))
+    flag_counts = Counter(f for fl in cols.flags.values() for f in set(fl))
     for flag, key in (
         ("rouge_nonascii", "rouge_nonascii"),
         ("rouge_upstream_error", "rouge_upstream_error"),
@@ -177,12 +201,10 @@ def build_result(
     ):
         if flag_counts.get(flag):
             counts[key] = flag_counts[flag]
-    dropped = sum(s.empty_golds_dropped for s in scores)
-    if dropped:
-        counts["empty_golds_dropped"] = dropped
-    groups = sum(s.groups_dropped for s in scores)
-    if groups:
-        counts["groups_dropped"] = groups
+    if cols.empty_golds_dropped:
+        counts["empty_golds_dropped"] = cols.empty_golds_dropped
+    if cols.groups_dropped:
+        counts["groups_dropped"] = cols.groups_dropped
 
     status_counts = Counter(per_sample["status"])
     status_counts_sorted = {k: status_counts[k] for k in st.STATUSES if status_counts.get(k)}
@@ -215,17 +237,17 @@ def build_result(
         meta["metric_tasks"] = {m: task_of(m) for m in outputs}
 
     str_ids = [str(i) for i in ids]
-    details = [
-        json.dumps({"flags": s.flags}, ensure_ascii=False) if s.flags else None for s in scores
-    ]
-    metric_statuses = {m: [s.statuses.get(m, s.status) for s in scores] for m in outputs}
+    details: list[str | None] = [None] * n
+    for i, fl in cols.flags.items():
+        details[i] = json.dumps({"flags": fl}, ensure_ascii=False)
+    metric_statuses = cols.statuses
     result = AnswersResult.from_columns(
         task,
         str_ids,
         {m: per_sample[m] for m in outputs},
         statuses=metric_statuses,
         aggregates={m: file_order_mean(per_sample[m], metric_statuses[m]) for m in outputs},
-        details=dict.fromkeys(outputs, details),
+        details=dict.fromkeys(outputs, details) if cols.flags else None,
         metadata=meta,
         warnings=_warning_lines(n, counts, no_gold),
     )
@@ -246,9 +268,13 @@ def file_order_mean(values: Sequence[float | None], statuses: Sequence[str]) -> 
     """
     counts = Counter(statuses)
     status_counts = {k: counts[k] for k in st.STATUSES if counts.get(k)}
-    scored = [
-        float(v) for v, s in zip(values, statuses, strict=True) if s in st.SCORED and v is not None
-    ]
+    if len(values) != len(statuses):
+        raise ValueError(f"{len(values)} values for {len(statuses)} statuses")
+    # compress() walks a million samples at C speed; the sum itself stays Python's, in order
+    kept = list(compress(values, map(st.SCORED.__contains__, statuses)))
+    if None in kept:
+        kept = [v for v in kept if v is not None]
+    scored = list(map(float, kept))
     if not scored:
         return Aggregate(None, 0, status_counts, reason="no scored samples")
     return Aggregate(sum(scored) / len(scored), len(scored), status_counts)

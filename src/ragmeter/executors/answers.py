@@ -13,8 +13,8 @@ shards are kept in the work dir, so a re-run after a failure scores only the oth
 from __future__ import annotations
 
 import contextlib
-import pickle
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
 from typing import Any
 
@@ -95,9 +95,10 @@ def score_answers_shard(shard: LineShard) -> dict[str, Any]:
     Returns the shard's first :class:`InputError` (``error``; nothing is scored then), the
     ids and lines of the rows read before it, what the whole-file checks need (keys seen,
     lines without a gold or prediction key, gold answers that normalise to ''), and the
-    pickled :class:`SampleScore` records in row order (``scores``: one bytes object crosses
-    the wire, not one Python object per sample).
+    scores in row order as :class:`~ragmeter.answers.columns.ScoreColumns` (``columns``: a few
+    lists cross the wire and land in the work dir, not a million Python objects).
     """
+    from ragmeter.answers.columns import ScoreColumns
     from ragmeter.answers.inputs import coerce_golds, coerce_prediction
     from ragmeter.answers.reader import RowReader
     from ragmeter.answers.scoring import MISSING_PREDICTION
@@ -125,7 +126,7 @@ def score_answers_shard(shard: LineShard) -> dict[str, Any]:
         "no_gold_key": reader.no_gold_key,
         "no_pred_key": reader.no_pred_key,
         "empty_lines": reader.empty_lines,
-        "scores": None,
+        "columns": None,
         "score_error": None,
     }
     if error is not None:
@@ -148,7 +149,8 @@ def score_answers_shard(shard: LineShard) -> dict[str, Any]:
     except RagmeterError as exc:  # reported after every shard's input checks, as in-process
         out["score_error"] = exc
         return out
-    out["scores"] = pickle.dumps(scores, protocol=pickle.HIGHEST_PROTOCOL)
+    hits = "str-em-alce" in options.metrics
+    out["columns"] = ScoreColumns.from_scores(scores, options.outputs(), str_em_hit=hits)
     return out
 
 
@@ -169,6 +171,14 @@ def _first_error(out: dict[str, Any], seen: dict[str, int], name: str) -> InputE
     return error
 
 
+def plan_shards(
+    path: str, settings: tuple[tuple[str, Any], ...], workers: int, partitions: int | None
+) -> list[LineShard]:
+    """The shards of an answers file: byte ranges at line starts (one for a gzip file)."""
+    parts = 1 if is_gzip(path) else shard_count(estimate_lines(path), workers, partitions)
+    return line_shards(path, parts, settings)
+
+
 def score_answers(
     executor: Executor,
     path: str,
@@ -178,10 +188,13 @@ def score_answers(
     workers: int = 1,
     progress: ProgressBar | None = None,
     work: Any = None,
+    planned: Future[list[LineShard]] | None = None,
 ) -> tuple[Any, list[str]]:
     """Read, check and score an answers JSONL file on ``executor``; returns the
     :class:`~ragmeter.answers.result.AnswersResult` and the warnings about keys that some rows
-    lack. ``work`` (a :class:`~ragmeter.executors.workdir.WorkDir`) keeps finished shards."""
+    lack. ``work`` (a :class:`~ragmeter.executors.workdir.WorkDir`) keeps finished shards;
+    ``planned`` holds the shards when they were cut while the cluster started."""
+    from ragmeter.answers.columns import ScoreColumns
     from ragmeter.answers.inputs import coerce_id
     from ragmeter.answers.reader import check_empty_golds, key_notes
     from ragmeter.answers.result import build_result
@@ -200,8 +213,10 @@ def score_answers(
             "the semantic metrics do not run under --executor dask yet (expected lexical "
             "metrics, or the in-process executor)"
         )
-    parts = 1 if is_gzip(path) else shard_count(estimate_lines(path), workers, partitions)
-    shards = line_shards(path, parts, settings)
+    if planned is not None:
+        shards = planned.result()
+    else:
+        shards = plan_shards(path, settings, workers, partitions)
     plan = None if work is None else work.plan("answers", score_answers_shard, shards)
     total = sum(sh.rows for sh in shards) if all(sh.rows >= 0 for sh in shards) else 0
     tick, stop = progress(total) if progress is not None else (None, lambda: None)
@@ -211,7 +226,7 @@ def score_answers(
     no_gold: list[int] = []
     no_pred: list[int] = []
     empty: list[tuple[int, str]] = []
-    scores: list[Any] = []
+    parts: list[ScoreColumns] = []
     score_error: RagmeterError | None = None
     got = run_resumable(executor, score_answers_shard, shards, label="scoring", plan=plan)
     try:
@@ -230,8 +245,8 @@ def score_answers(
                 empty += out["empty_lines"]
                 if score_error is None and out["score_error"] is not None:
                     score_error = out["score_error"]
-                if out["scores"] is not None:
-                    scores.extend(pickle.loads(out["scores"]))
+                if out["columns"] is not None:
+                    parts.append(out["columns"])
                 if tick is not None:
                     tick(len(ids))
     finally:
@@ -242,10 +257,11 @@ def score_answers(
     check_empty_golds(name, options.profile, empty)
     if score_error is not None:
         raise score_error
-    if len(scores) != len(ids):
-        raise RuntimeError(f"the shards returned {len(scores)} records for {len(ids)} rows")
+    columns = ScoreColumns.concat(parts)
+    if len(columns) != len(ids):
+        raise RuntimeError(f"the shards returned {len(columns)} records for {len(ids)} rows")
     clean = [coerce_id(sid, location=f"sample {i}") for i, sid in enumerate(ids)]
-    return build_result(options, clean, scores), notes
+    return build_result(options, clean, columns), notes
 
 
 def answers_on(
@@ -267,22 +283,32 @@ def answers_on(
     with open_binary(path):  # a missing file or a folder: the in-process line, before any cluster
         pass
     settings = answers_settings(keys, display_name(path), options)
-    with (
-        WorkDir.of(xsettings, "answers") as work,
-        make_executor(xsettings, command="answers") as executor,
-    ):
-        check = getattr(executor, "check_visible", None)
-        if check is not None:  # the driver keeps the finished shards: workers need the input
-            check([path])
-        workers = xsettings.workers or executor.describe().get("workers") or 1
-        result, notes = score_answers(
-            executor,
-            path,
-            settings,
-            partitions=xsettings.partitions,
-            workers=workers,
-            progress=progress,
-            work=work,
-        )
-        meta = executor.describe()
+    early = None
+    pool = ThreadPoolExecutor(1, thread_name_prefix="ragmeter-cut")
+    if xsettings.workers and not xsettings.scheduler and path != "-" and not options.semantic:
+        # a LocalCluster of known size: find the line starts while its workers start (about
+        # 1 s per 1M answers each; the cut reads the file and numpy releases the GIL)
+        early = pool.submit(plan_shards, path, settings, xsettings.workers, xsettings.partitions)
+    try:
+        with (
+            WorkDir.of(xsettings, "answers") as work,
+            make_executor(xsettings, command="answers") as executor,
+        ):
+            check = getattr(executor, "check_visible", None)
+            if check is not None:  # the driver keeps the finished shards: workers need the input
+                check([path])
+            workers = xsettings.workers or executor.describe().get("workers") or 1
+            result, notes = score_answers(
+                executor,
+                path,
+                settings,
+                partitions=xsettings.partitions,
+                workers=workers,
+                progress=progress,
+                work=work,
+                planned=early,
+            )
+            meta = executor.describe()
+    finally:  # a failed start leaves the cut to finish on its own
+        pool.shutdown(wait=False, cancel_futures=True)
     return result, notes, meta

@@ -40,6 +40,11 @@ WORKER_ENV = {
     # a failing shard is reported once, in one line, by the driver: not by each worker's log
     "DASK_LOGGING__DISTRIBUTED": "error",
 }
+# Dask's statistical profiler samples the running task's stack every 10 ms, on the worker's
+# event loop, for a dashboard our LocalCluster does not serve: on pure-Python tasks (answers'
+# scoring) that is CPU and GIL time taken from the task. The nannies hand the driver's config
+# to their workers, so it is set around the cluster's start.
+LOCAL_CONFIG = {"distributed.worker.profile.enabled": False}
 
 
 def quiet_dask_logs(level: int = logging.ERROR) -> None:
@@ -98,6 +103,7 @@ class DaskExecutor:
         return UsageError(message, command=self.command)
 
     def _start_local(self, workers: int, memory: str | None) -> Any:
+        import dask
         from distributed import Client, LocalCluster
 
         # distributed warns when its default HTTP port is taken: noise for our users
@@ -114,7 +120,7 @@ class DaskExecutor:
             "env": WORKER_ENV,
         }
         try:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), dask.config.set(LOCAL_CONFIG):
                 warnings.simplefilter("ignore")
                 self._cluster = LocalCluster(**options)
         except RuntimeError as exc:
