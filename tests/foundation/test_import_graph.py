@@ -114,7 +114,6 @@ def package_cycles(graph: dict[str, dict[str, str]]) -> list[frozenset[str]]:
     stack: list[str] = []
     on_stack: set[str] = set()
     result: list[frozenset[str]] = []
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
 
     def visit(v: str) -> None:
         index[v] = low[v] = len(index)
@@ -137,9 +136,16 @@ def package_cycles(graph: dict[str, dict[str, str]]) -> list[frozenset[str]]:
             if len(component) > 1:
                 result.append(frozenset(component))
 
-    for v in sorted(set(graph) | {w for edges in graph.values() for w in edges}):
-        if v not in index:
-            visit(v)
+    # deep graphs recurse deeply; the limit is put back after, since other tests in this
+    # process rely on the default (a stack overflow they expect at about 1,000 frames)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))
+    try:
+        for v in sorted(set(graph) | {w for edges in graph.values() for w in edges}):
+            if v not in index:
+                visit(v)
+    finally:
+        sys.setrecursionlimit(limit)
     return result
 
 
