@@ -113,23 +113,30 @@ def test_the_second_hash_is_salted_blake2b():
     assert {sub_bucket_of(q, 4) for q in same} == {0, 1, 2, 3}
 
 
-def _outs(rows: dict[bytes, int], parts: int) -> list[SimpleNamespace]:
-    groups: dict[int, int] = {}
+def _outs(folder: Path, rows: dict[bytes, int], parts: int) -> list[SimpleNamespace]:
+    """Map output as the blocks write it (one block): a row group per bucket, its qid column
+    dictionary-encoded."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    by_bucket: dict[int, list[bytes]] = {}
     for q, n in rows.items():
-        b = spill.bucket_of(q, parts)
-        groups[b] = groups.get(b, 0) + n
-    return [
-        SimpleNamespace(
-            groups=tuple((b, i, n) for i, (b, n) in enumerate(sorted(groups.items()))),
-            qids=tuple(rows),
-            qid_rows=tuple(rows.values()),
-        )
-    ]
+        by_bucket.setdefault(spill.bucket_of(q, parts), []).extend([q] * n)
+    path = str(folder / "block-000000.parquet")
+    groups = []
+    schema = pa.schema([("qid", pa.dictionary(pa.int32(), pa.binary()))])
+    with pq.ParquetWriter(path, schema, use_dictionary=["qid"]) as writer:
+        for i, (b, qids) in enumerate(sorted(by_bucket.items())):
+            column = pa.array(qids, pa.binary()).dictionary_encode()
+            writer.write_table(pa.table([column], schema=schema), row_group_size=len(qids))
+            groups.append((b, i, len(qids)))
+    return [SimpleNamespace(file=path, groups=tuple(groups))]
 
 
-def test_a_bucket_that_killed_its_workers_is_cut_once_then_named():
-    rows = {f"q{i}".encode(): 10 for i in range(40)}
-    buckets = Buckets(_outs(rows, 2), 2, 2 << 30)
+def test_a_bucket_that_killed_its_workers_is_cut_once_then_named(tmp_path):
+    rows = {f"q{i}".encode(): 10 + i for i in range(40)}
+    buckets = Buckets(_outs(tmp_path, rows, 2), 2, 2 << 30)
+    assert buckets.queries(1) == {q: n for q, n in rows.items() if spill.bucket_of(q, 2) == 1}
     assert [buckets.plan(b) for b in (0, 1)] == [[None], [None]]
     parts = buckets.after_kill(0, None)
     assert 2 <= len(parts) <= 4 and sum(p.rows for p in parts) == buckets.rows[0]
@@ -139,13 +146,22 @@ def test_a_bucket_that_killed_its_workers_is_cut_once_then_named():
         f"ragmeter trec: bucket 1 of 2, part 2 of 4 ({parts[1].rows:,} lines) killed the "
         "workers that ran it; raise --worker-memory (now 2.1 GB) or --partitions"
     )
-    one = Buckets(_outs({b"only": 7_000_000}, 3), 3, 2 << 30)
+    (tmp_path / "one").mkdir()
+    one = Buckets(_outs(tmp_path / "one", {b"only": 700_000}, 3), 3, 2 << 30)
+    one.budget = 100 << 20  # a worker too small for this bucket
     b = spill.bucket_of(b"only", 3)
+    with pytest.raises(UsageError) as err:
+        one.plan(b)
+    assert str(err.value) == (
+        "ragmeter trec: query 'only' has 700,000 lines, which needs about 399 MB; raise "
+        "--worker-memory"
+    )
+    one.budget = 2 << 30
     assert one.plan(b) == [None]  # over the mean, but one query that fits: reduced whole
     with pytest.raises(UsageError) as err:
         one.after_kill(b, None)
     assert str(err.value) == (
-        f"ragmeter trec: bucket {b + 1} of 3 (7,000,000 lines) killed the workers that ran "
+        f"ragmeter trec: bucket {b + 1} of 3 (700,000 lines) killed the workers that ran "
         "it; raise --worker-memory (now 2.1 GB) or --partitions"
     )
 

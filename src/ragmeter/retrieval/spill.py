@@ -123,8 +123,7 @@ class MapShard:
 @dataclass(frozen=True)
 class MapOut:
     """What the driver keeps of a map block: its Parquet file and row groups ``(bucket, row
-    group, rows)``, its row count, its distinct qids in order of first appearance, its runid,
-    and the rows of each of those qids (a bucket too large for a worker is split by query)."""
+    group, rows)``, its row count, its distinct qids in order of first appearance, its runid."""
 
     index: int
     file: str | None
@@ -132,7 +131,6 @@ class MapOut:
     rows: int
     qids: tuple[bytes, ...]
     runid: str
-    qid_rows: tuple[int, ...] = ()
 
 
 def map_block(shard: MapShard) -> MapOut:
@@ -146,9 +144,7 @@ def map_block(shard: MapShard) -> MapOut:
     n = len(run)
     first_row = np.full(len(qids), n, dtype=np.int64)
     np.minimum.at(first_row, codes, np.arange(n, dtype=np.int64))  # O(n), where a sort is not
-    first = np.argsort(first_row)
-    appearance = tuple(qids[c] for c in first.tolist())
-    qid_rows = tuple(np.bincount(codes, minlength=len(qids))[first].tolist())
+    appearance = tuple(qids[c] for c in np.argsort(first_row).tolist())
     qbucket = np.fromiter((bucket_of(q, shard.parts) for q in qids), np.int64, len(qids))
     row_bucket = qbucket[codes]
     order = _stable_argsort_codes(row_bucket)  # stable: file order inside each bucket
@@ -201,7 +197,7 @@ def map_block(shard: MapShard) -> MapOut:
     os.replace(tmp, final)
     del docno, score, row
     pa.default_memory_pool().release_unused()
-    return MapOut(shard.index, final, tuple(groups), n, appearance, runid, qid_rows)
+    return MapOut(shard.index, final, tuple(groups), n, appearance, runid)
 
 
 # --------------------------------------------------------------------------------------------

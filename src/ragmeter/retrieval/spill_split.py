@@ -2,9 +2,10 @@
 
 With many queries the qid hash spreads rows evenly over the buckets. A run with a few very
 large queries, or with few buckets, can still give one bucket far more rows than the plan
-expected: a straggler, or more memory than a worker has. The map blocks report the rows of
-every qid, so the driver knows each bucket's size before any reduce starts, and a bucket over
-:data:`SKEW` × the mean is reduced in parts (docs/scaleout.md, "Skewed buckets"):
+expected: a straggler, or more memory than a worker has. The map blocks report their rows per
+bucket, so the driver knows each bucket's size before any reduce starts, and a bucket over
+:data:`SKEW` × the mean is reduced in parts (docs/scaleout.md, "Skewed buckets"); the rows of
+its queries are then counted from the qid column of its row groups:
 
 - a query larger than one part is reduced alone (a query is never cut: its ranking needs all
   its lines), or refused in one line when even alone it needs more than a worker's memory;
@@ -145,18 +146,18 @@ def split_bucket(qid_rows: dict[bytes, int], parts: int) -> list[Select]:
 class Buckets:
     """The sizes the map blocks report, and how each bucket is reduced: whole, or in parts.
 
-    ``outs`` are the map blocks' results (their row groups per bucket, their qids and the rows
-    of each), ``parts`` the bucket count and ``budget`` a worker's memory in bytes."""
+    ``outs`` are the map blocks' results (their Parquet file and row groups per bucket),
+    ``parts`` the bucket count and ``budget`` a worker's memory in bytes."""
 
     def __init__(self, outs: Sequence[Any], parts: int, budget: int) -> None:
         self.parts = parts
         self.budget = budget
         self.rows: dict[int, int] = {}
+        self._groups: dict[int, list[tuple[str, int]]] = {}
         for out in outs:
-            for bucket, _group, rows in out.groups:
+            for bucket, group, rows in out.groups:
                 self.rows[bucket] = self.rows.get(bucket, 0) + rows
-        self._outs = outs
-        self._queries: dict[int, dict[bytes, int]] | None = None
+                self._groups.setdefault(bucket, []).append((out.file, group))
 
     def limit(self) -> int:
         """Rows above which a bucket is split: :data:`SKEW` × the mean, and what fits a worker."""
@@ -164,14 +165,21 @@ class Buckets:
         return min(math.floor(SKEW * mean), rows_within(self.budget))
 
     def queries(self, bucket: int) -> dict[bytes, int]:
-        """The rows of each query of ``bucket``."""
-        if self._queries is None:  # once a bucket is split: every query's rows, by bucket
-            self._queries = {}
-            for out in self._outs:
-                for q, n in zip(out.qids, out.qid_rows, strict=True):
-                    rows = self._queries.setdefault(bucket_of(q, self.parts), {})
-                    rows[q] = rows.get(q, 0) + n
-        return self._queries.get(bucket, {})
+        """The rows of each query of ``bucket``, counted from its row groups' qid column (only
+        for a bucket that is cut: nothing more travels from the map blocks)."""
+        import pyarrow.parquet as pq
+
+        rows: dict[bytes, int] = {}
+        for file, group in self._groups.get(bucket, []):
+            qid = pq.ParquetFile(file).read_row_group(group, columns=["qid"]).column(0)
+            for chunk in qid.chunks:
+                counts = np.bincount(
+                    chunk.indices.to_numpy(zero_copy_only=False), minlength=len(chunk.dictionary)
+                )
+                for q, n in zip(chunk.dictionary.to_pylist(), counts.tolist(), strict=True):
+                    if n:
+                        rows[q] = rows.get(q, 0) + n
+        return rows
 
     def plan(self, bucket: int) -> list[Select | None]:
         """How ``bucket`` is reduced: ``[None]`` whole, else its parts."""
