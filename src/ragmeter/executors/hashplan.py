@@ -60,7 +60,8 @@ def evaluate_hash_on_executor(
 ) -> spill_plan.HashPlanResult:
     """Run the hash plan for ``run_path`` on ``executor``: at least
     :data:`~ragmeter.executors.plan.SHARDS_PER_WORKER` map blocks and buckets per worker,
-    more buckets when the run is large for the workers' memory (``--partitions`` overrides).
+    more buckets when the run is large for the workers' memory, rounded up to a multiple of
+    the workers (``--partitions`` overrides).
 
     The map files go to a directory named by the run and the plan, under ``--spill DIR`` or
     the work dir ``work`` (a :class:`~ragmeter.executors.workdir.WorkDir`), that stays after a
@@ -71,9 +72,14 @@ def evaluate_hash_on_executor(
     size = os.path.getsize(run_path)
     block_bytes = max(1, min(BLOCK_BYTES, math.ceil(size / (SHARDS_PER_WORKER * workers))))
     budget = worker_budget(executor, settings.worker_memory)
-    parts = settings.partitions or max(
-        spill_plan.partition_count(spill_plan.estimate_lines(run_path), budget),
-        SHARDS_PER_WORKER * workers,
+    # a multiple of the workers, so that the last round of reduces keeps every worker busy
+    # (19 buckets on 2 workers left one worker a tenth bucket alone at 100M lines)
+    parts = settings.partitions or workers * math.ceil(
+        max(
+            spill_plan.partition_count(spill_plan.estimate_lines(run_path), budget),
+            SHARDS_PER_WORKER * workers,
+        )
+        / workers
     )
     from ragmeter import __version__
     from ragmeter.executors.workdir import file_identity, run_resumable
