@@ -103,6 +103,12 @@ def test_atomic_write_leaves_nothing_on_failure(tmp_path):
 def test_sha256_file(tmp_path):
     p = write(tmp_path, "x", b"abc")
     assert sha256_file(p) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    import threading
+
+    stop = threading.Event()
+    assert sha256_file(p, stop=stop) == sha256_file(p)
+    stop.set()  # a read asked to stop ends at its next block, with no digest
+    assert sha256_file(p, stop=stop) == ""
 
 
 def test_dumps_refuses_nan_and_converts_numpy():

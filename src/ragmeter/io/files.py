@@ -7,9 +7,12 @@ import io
 import os
 import sys
 from collections.abc import Iterator
-from typing import IO, BinaryIO
+from typing import IO, TYPE_CHECKING, BinaryIO
 
 from ragmeter.errors import InputError
+
+if TYPE_CHECKING:
+    import threading
 
 __all__ = [
     "GZIP_MAGIC",
@@ -194,8 +197,12 @@ def read_text(path: PathLike, *, allow_stdin: bool = True) -> str:
         ) from None
 
 
-def sha256_file(path: PathLike, *, chunk_size: int = 1 << 20) -> str:
-    """Hex SHA-256 of the file's bytes as stored (compressed files hash compressed)."""
+def sha256_file(
+    path: PathLike, *, chunk_size: int = 1 << 20, stop: threading.Event | None = None
+) -> str:
+    """Hex SHA-256 of the file's bytes as stored (compressed files hash compressed).
+
+    ``stop``: a :class:`threading.Event` that ends the read early (the result is then "")."""
     import hashlib
 
     digest = hashlib.sha256()
@@ -206,6 +213,8 @@ def sha256_file(path: PathLike, *, chunk_size: int = 1 << 20) -> str:
     try:
         with open(os.fspath(path), "rb") as fh:
             while block := fh.read(chunk_size):
+                if stop is not None and stop.is_set():
+                    return ""
                 digest.update(block)
     except OSError as exc:
         raise InputError(f"cannot read ({exc.strerror or exc})", path=os.fspath(path)) from None
