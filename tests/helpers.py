@@ -62,6 +62,18 @@ def run_cli(
     return CliResult(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
 
 
+def fresh_python(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` in a new interpreter that sees only this checkout's ``src`` (import
+    hygiene and start-up tests); fails the test if it exits with an error."""
+    return subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
+        check=True,
+    )
+
+
 def invoke(*args: str) -> CliResult:
     """Run the CLI in this process (fast; for commands that print to sys.stdout/stderr)."""
     from ragmeter.cli.entry import main

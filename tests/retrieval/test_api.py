@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
@@ -16,7 +14,7 @@ from ragmeter import registry
 from ragmeter.errors import UsageError
 from ragmeter.result import SAMPLES_SCHEMA, Result
 from ragmeter.retrieval import Evaluator, RetrievalResult, evaluate, parse_measures
-from tests.helpers import CONFORMANCE, REPO
+from tests.helpers import CONFORMANCE, fresh_python
 
 DATA = CONFORMANCE / "trec_eval"
 QRELS = DATA / "qrels.test"
@@ -25,16 +23,8 @@ HEAVY = ("pandas", "scipy", "typer", "rich", "pydantic")
 
 
 def _modules_after(code: str) -> list[str]:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            code + "\nimport sys\nprint(sorted({m.split('.')[0] for m in sys.modules}))",
-        ],
-        capture_output=True,
-        text=True,
-        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
-        check=True,
+    proc = fresh_python(
+        "-c", code + "\nimport sys\nprint(sorted({m.split('.')[0] for m in sys.modules}))"
     )
     return json.loads(proc.stdout.strip().splitlines()[-1].replace("'", '"'))
 
@@ -85,13 +75,7 @@ def test_the_trec_command_keeps_a_lean_hot_path():
         "print([m for m in ('pyarrow.compute', 'numpy.ma') if m in sys.modules],"
         " 'OMP_NUM_THREADS' in os.environ)"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
-        check=True,
-    )
+    proc = fresh_python("-c", code)
     assert proc.stdout.strip().splitlines()[-1] == "[] False"
 
 

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
 
 from ragmeter.cli import trec_main
-from tests.helpers import CONFORMANCE, REPO
+from tests.helpers import CONFORMANCE, fresh_python
 
 QRELS = CONFORMANCE / "trec_eval" / "qrels.test"
 
@@ -32,13 +30,7 @@ def _arrow_sized_run(tmp_path):
 def test_the_arrow_path_loads_neither_cloudpickle_nor_the_registry(tmp_path):
     run = _arrow_sized_run(tmp_path)
     argv = ["-m", "ragmeter", "trec", "-m", "all_trec", "--quiet", str(QRELS), str(run)]
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", *argv],
-        capture_output=True,
-        text=True,
-        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
-        check=True,
-    )
+    proc = fresh_python("-X", "importtime", *argv)
     assert proc.stdout.startswith("runid ")
     loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
     assert {"pyarrow", "pyarrow.lib", "ragmeter.retrieval.engine"} <= loaded
@@ -57,13 +49,7 @@ def test_in_process_callers_import_pyarrow_as_it_comes(tmp_path):
         "sys.stdout = sys.__stdout__\n"
         "print(code, 'cloudpickle' in sys.modules)"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
-        check=True,
-    )
+    proc = fresh_python("-c", code)
     assert proc.stdout.strip().splitlines()[-1] == "0 True"
 
 
