@@ -17,7 +17,7 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,6 +153,22 @@ def work_directory(root: str, *, keep: bool) -> Any:
                     os.rmdir(root)
 
 
+@contextlib.contextmanager
+def _sha256_meanwhile(path: str, wanted: bool) -> Iterator[concurrent.futures.Future[str] | None]:
+    """The file's SHA-256 (the JSON output reports it), read on a thread of this process while
+    the plan's shards run (hashlib releases the GIL) instead of after them (3 s for 4 GB), and
+    stopped early when the plan fails."""
+    if not wanted:
+        yield None
+        return
+    stop = threading.Event()
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        try:
+            yield pool.submit(sha256_file, path, stop=stop)
+        finally:
+            stop.set()
+
+
 @dataclass
 class HashPlanResult:
     result: Any
@@ -184,110 +200,82 @@ def evaluate_hashed(
     ``evaluator``. A bucket too large for ``budget`` bytes, or much larger than the others, is
     reduced in parts (:mod:`ragmeter.retrieval.spill_split`).
     """
-    # The JSON output reports the file's SHA-256: it is read on a thread of this process while
-    # the shards run (hashlib releases the GIL), not after them (3 s for 4 GB); stopped early
-    # when the plan fails.
-    stop = threading.Event()
-    hashing = concurrent.futures.ThreadPoolExecutor(1) if hash_input else None
-    sha = hashing.submit(sha256_file, run_path, stop=stop) if hashing else None
-    try:
-        return _evaluate_hashed(
-            evaluator, run_path, work_dir, parts, block_bytes, budget, sha, runner, map_task,
-            reduce_task, recipe,
-        )  # fmt: skip
-    finally:
-        stop.set()
-        if hashing is not None:
-            hashing.shutdown(wait=True)
-
-
-def _evaluate_hashed(
-    evaluator: Any,
-    run_path: str,
-    work_dir: str,
-    parts: int,
-    block_bytes: int,
-    budget: int,
-    sha: concurrent.futures.Future[str] | None,
-    runner: Runner,
-    map_task: Callable[[Any], Any],
-    reduce_task: Callable[[Any], Any] | None,
-    recipe: tuple[Any, ...] | None,
-) -> HashPlanResult:
     from ragmeter.retrieval.engine import no_overlap_error
     from ragmeter.retrieval.stream import _RunInfo
 
-    name = display_name(run_path)
-    path = os.path.abspath(run_path)
-    ranges = block_ranges(path, block_bytes)
-    maps = [MapShard(i, path, name, a, b, parts, work_dir) for i, (a, b) in enumerate(ranges)]
-    outs: list[MapOut] = list(runner(map_task, maps, "map"))
-    info = _RunInfo(name)
-    order: list[bytes] = []
-    for out in outs:
-        if out.rows:
-            info.lines += out.rows
-            info.runid = out.runid
-            for q in out.qids:
-                if q not in info.qids:
-                    info.qids.add(q)
-                    order.append(q)
-    if info.lines == 0:
-        raise InputError(_no_data(6), path=name)
-    index = evaluator.index
-    lookup = index.qid_lookup()
-    if not any(q in lookup for q in info.qids):
-        raise no_overlap_error(
-            evaluator.qrels.name,
-            name,
-            index.qids[:2],
-            sorted(info.qids)[:2],
-            complete=evaluator.options.complete,
-        )
-    by_bucket: dict[int, list[tuple[int, str, int, int]]] = {}
-    for out in outs:
-        for bucket, group, rows in out.groups:
-            assert out.file is not None
-            by_bucket.setdefault(bucket, []).append((out.index, out.file, group, rows))
-    buckets = Buckets(outs, parts, budget)
-    reduces = [
-        ReduceShard(b, path, name, tuple(ranges), tuple(by_bucket[b]), recipe, select)
-        for b in sorted(by_bucket)
-        for select in buckets.plan(b)
-    ]
+    with _sha256_meanwhile(run_path, hash_input) as sha:
+        name = display_name(run_path)
+        path = os.path.abspath(run_path)
+        ranges = block_ranges(path, block_bytes)
+        maps = [MapShard(i, path, name, a, b, parts, work_dir) for i, (a, b) in enumerate(ranges)]
+        outs: list[MapOut] = list(runner(map_task, maps, "map"))
+        info = _RunInfo(name)
+        order: list[bytes] = []
+        for out in outs:
+            if out.rows:
+                info.lines += out.rows
+                info.runid = out.runid
+                for q in out.qids:
+                    if q not in info.qids:
+                        info.qids.add(q)
+                        order.append(q)
+        if info.lines == 0:
+            raise InputError(_no_data(6), path=name)
+        index = evaluator.index
+        lookup = index.qid_lookup()
+        if not any(q in lookup for q in info.qids):
+            raise no_overlap_error(
+                evaluator.qrels.name,
+                name,
+                index.qids[:2],
+                sorted(info.qids)[:2],
+                complete=evaluator.options.complete,
+            )
+        by_bucket: dict[int, list[tuple[int, str, int, int]]] = {}
+        for out in outs:
+            for bucket, group, rows in out.groups:
+                assert out.file is not None
+                by_bucket.setdefault(bucket, []).append((out.index, out.file, group, rows))
+        buckets = Buckets(outs, parts, budget)
+        reduces = [
+            ReduceShard(b, path, name, tuple(ranges), tuple(by_bucket[b]), recipe, select)
+            for b in sorted(by_bucket)
+            for select in buckets.plan(b)
+        ]
 
-    split_buckets = {r.bucket for r in reduces if r.select is not None}
+        split_buckets = {r.bucket for r in reduces if r.select is not None}
 
-    def split(shard: ReduceShard) -> tuple[list[ReduceShard], Callable[..., Any]]:
-        parts = buckets.after_kill(shard.bucket, shard.select)  # or the one-line error
-        split_buckets.add(shard.bucket)
-        return [dataclasses.replace(shard, select=p) for p in parts], merge_reduced
+        def split(shard: ReduceShard) -> tuple[list[ReduceShard], Callable[..., Any]]:
+            parts = buckets.after_kill(shard.bucket, shard.select)  # or the one-line error
+            split_buckets.add(shard.bucket)
+            return [dataclasses.replace(shard, select=p) for p in parts], merge_reduced
 
-    task = reduce_task or functools.partial(reduce_bucket, evaluator=evaluator)
-    pieces: list[RankPiece] = []
-    unjudged: set[bytes] = set()
-    dropped = 0
-    first_error: tuple[int, str, str | None, str | None] | None = None
-    for got in runner(task, reduces, "bucket", split):
-        if got["error"] is not None:
-            if first_error is None or got["error"][0] < first_error[0]:
-                first_error = got["error"]
-            continue
-        dropped += got["dropped"]
-        unjudged.update(got["unjudged"])
-        for piece in got["pieces"]:
-            pieces.append(piece)
-            if len(pieces) > 1:  # counts are per qrels query: integers, added in any order
-                pieces[0].counts = pieces[0].counts + pieces[-1].counts
-                pieces[-1].counts = np.zeros(0, dtype=np.int64)
-    if first_error is not None:
-        line, message, epath, location = first_error
-        raise InputError(message, path=epath, line=None if line < 0 else line, location=location)
-    if sha is not None:
-        info.sha256 = sha.result()
-    result = evaluator._finish(info, pieces, dropped, unjudged, run_qids=list(info.qids))
-    order_text = [q.decode("utf-8") for q in order]
-    return HashPlanResult(result, order_text, parts, len(ranges), len(split_buckets))
+        task = reduce_task or functools.partial(reduce_bucket, evaluator=evaluator)
+        pieces: list[RankPiece] = []
+        unjudged: set[bytes] = set()
+        dropped = 0
+        first_error: tuple[int, str, str | None, str | None] | None = None
+        for got in runner(task, reduces, "bucket", split):
+            if got["error"] is not None:
+                if first_error is None or got["error"][0] < first_error[0]:
+                    first_error = got["error"]
+                continue
+            dropped += got["dropped"]
+            unjudged.update(got["unjudged"])
+            for piece in got["pieces"]:
+                pieces.append(piece)
+                if len(pieces) > 1:  # counts are per qrels query: integers, added in any order
+                    pieces[0].counts = pieces[0].counts + pieces[-1].counts
+                    pieces[-1].counts = np.zeros(0, dtype=np.int64)
+        if first_error is not None:
+            line, message, epath, location = first_error
+            where = None if line < 0 else line
+            raise InputError(message, path=epath, line=where, location=location)
+        if sha is not None:
+            info.sha256 = sha.result()
+        result = evaluator._finish(info, pieces, dropped, unjudged, run_qids=list(info.qids))
+        order_text = [q.decode("utf-8") for q in order]
+        return HashPlanResult(result, order_text, parts, len(ranges), len(split_buckets))
 
 
 def evaluate_spilled(

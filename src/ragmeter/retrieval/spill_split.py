@@ -158,11 +158,11 @@ class Buckets:
             for bucket, group, rows in out.groups:
                 self.rows[bucket] = self.rows.get(bucket, 0) + rows
                 self._groups.setdefault(bucket, []).append((out.file, group))
-
-    def limit(self) -> int:
-        """Rows above which a bucket is split: :data:`SKEW` × the mean, and what fits a worker."""
-        mean = sum(self.rows.values()) / max(1, self.parts)
-        return min(math.floor(SKEW * mean), rows_within(self.budget))
+        mean = sum(self.rows.values()) / max(1, parts)
+        # rows above which a bucket is split: SKEW × the mean, and what fits a worker; its
+        # parts hold about the mean, or what fits with room for the same skew
+        self.limit = min(math.floor(SKEW * mean), rows_within(budget))
+        self.target = max(1.0, min(mean, self.limit / SKEW))
 
     def queries(self, bucket: int) -> dict[bytes, int]:
         """The rows of each query of ``bucket``, counted from its row groups' qid column (only
@@ -184,13 +184,11 @@ class Buckets:
     def plan(self, bucket: int) -> list[Select | None]:
         """How ``bucket`` is reduced: ``[None]`` whole, else its parts."""
         rows = self.rows[bucket]
-        limit = self.limit()
-        if rows <= limit:
+        if rows <= self.limit:
             return [None]
         queries = self.queries(bucket)
         _refuse_too_large(queries, self.budget)
-        target = max(1, min(sum(self.rows.values()) / max(1, self.parts), limit / SKEW))
-        parts = split_bucket(queries, math.ceil(rows / target))
+        parts = split_bucket(queries, math.ceil(rows / self.target))
         return [None] if len(parts) == 1 else list(parts)  # one query: reduced whole
 
     def after_kill(self, bucket: int, select: Select | None) -> list[Select]:
