@@ -13,11 +13,18 @@ Importing this package never imports ``dask`` or ``distributed``: only
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
 from ragmeter.executors.settings import ExecutorSettings, resolve_settings
 
-__all__ = ["Executor", "ExecutorSettings", "make_executor", "resolve_settings"]
+__all__ = ["Executor", "ExecutorSettings", "make_executor", "open_executor", "resolve_settings"]
 
 from ragmeter.executors.base import Executor
+
+if TYPE_CHECKING:
+    from ragmeter.executors.workdir import WorkDir
 
 
 def make_executor(settings: ExecutorSettings, *, command: str | None = None) -> Executor:
@@ -29,3 +36,26 @@ def make_executor(settings: ExecutorSettings, *, command: str | None = None) -> 
     from ragmeter.executors.local import LocalExecutor
 
     return LocalExecutor()
+
+
+@contextlib.contextmanager
+def open_executor(
+    settings: ExecutorSettings,
+    command: str,
+    *,
+    inputs: Sequence[str] = (),
+    workers_write: bool = True,
+) -> Iterator[tuple[WorkDir, Executor]]:
+    """A command's work dir (``--work-dir``, ``--keep-work``) and executor, once every worker
+    is seen to reach ``inputs``, and the work dir when the workers write there
+    (``workers_write``); the work dir's plans go after a success, and stay after a failure."""
+    from ragmeter.executors.workdir import WorkDir
+
+    with (
+        WorkDir.of(settings, command) as work,
+        make_executor(settings, command=command) as executor,
+    ):
+        check = getattr(executor, "check_visible", None)
+        if check is not None:
+            check(list(inputs), work_dir=work.root if workers_write else None)
+        yield work, executor

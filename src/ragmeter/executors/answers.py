@@ -276,8 +276,7 @@ def answers_on(
     warnings about keys, and the ``executor`` block of the output. The work dir keeps the
     finished shards until the command succeeds (docs/scaleout.md, "The work dir and
     resuming")."""
-    from ragmeter.executors import make_executor
-    from ragmeter.executors.workdir import WorkDir
+    from ragmeter.executors import open_executor
     from ragmeter.io.files import display_name, open_binary
 
     with open_binary(path):  # a missing file or a folder: the in-process line, before any cluster
@@ -290,13 +289,11 @@ def answers_on(
         # 1 s per 1M answers each; the cut reads the file and numpy releases the GIL)
         early = pool.submit(plan_shards, path, settings, xsettings.workers, xsettings.partitions)
     try:
-        with (
-            WorkDir.of(xsettings, "answers") as work,
-            make_executor(xsettings, command="answers") as executor,
+        # the driver keeps the finished shards: the workers need the input, not the work dir
+        with open_executor(xsettings, "answers", inputs=[path], workers_write=False) as (
+            work,
+            executor,
         ):
-            check = getattr(executor, "check_visible", None)
-            if check is not None:  # the driver keeps the finished shards: workers need the input
-                check([path])
             workers = xsettings.workers or executor.describe().get("workers") or 1
             result, notes = score_answers(
                 executor,

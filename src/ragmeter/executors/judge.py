@@ -120,8 +120,8 @@ def judge_on(
     """Judge ``samples`` on the executor ``xsettings`` names; returns the
     :class:`~ragmeter.judge.result.JudgeResult` and the ``executor`` block. ``report``
     receives what the run's coordinator granted (start times, most calls in flight)."""
-    from ragmeter.executors import make_executor
-    from ragmeter.executors.workdir import WorkDir, run_resumable
+    from ragmeter.executors import open_executor
+    from ragmeter.executors.workdir import run_resumable
     from ragmeter.judge.engine import aevaluate
 
     if config.cache_path is None:
@@ -138,13 +138,7 @@ def judge_on(
         prices=tuple(os.path.abspath(p) if os.path.exists(p) else p for p in config.prices),
     )
     keyless = dataclasses.replace(config, api_key=None)  # workers read it from api_key_env
-    with (
-        WorkDir.of(xsettings, command) as work,
-        make_executor(xsettings, command=command) as executor,
-    ):
-        check = getattr(executor, "check_visible", None)
-        if check is not None:
-            check([], work_dir=work.root)
+    with open_executor(xsettings, command) as (work, executor):
         _one_host_for_sqlite(executor, config.cache_path, command)
         meta = executor.describe()
         workers = int(meta.get("workers") or 1)

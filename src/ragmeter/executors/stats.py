@@ -209,17 +209,10 @@ def compare_on(xsettings: Any, meta: dict[str, Any], *, command: str = "compare"
     in the work dir until the command succeeds, so a re-run resumes."""
 
     def run(*args: Any, **kwargs: Any) -> Any:
-        from ragmeter.executors import make_executor
-        from ragmeter.executors.workdir import WorkDir
+        from ragmeter.executors import open_executor
         from ragmeter.stats import compare
 
-        with (
-            WorkDir.of(xsettings, command) as work,
-            make_executor(xsettings, command=command) as executor,
-        ):
-            check = getattr(executor, "check_visible", None)
-            if check is not None:
-                check([], work_dir=work.root)
+        with open_executor(xsettings, command) as (work, executor):
             info = executor.describe()
             kwargs["run_tests"] = test_runner(
                 executor,
