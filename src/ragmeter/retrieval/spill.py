@@ -297,8 +297,8 @@ def load_bucket(shard: ReduceShard) -> Run | None:
 
 
 def merge_reduced(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The results of a split bucket's parts as one bucket's: pieces in part order, the first
-    duplicate in the file (the smallest line) as the error."""
+    """The results of several reduces (a split bucket's parts, or every bucket) as one: pieces
+    in order, the first duplicate in the file (the smallest line) as the error."""
     errors = [r["error"] for r in results if r["error"] is not None]
     return {
         "pieces": [p for r in results for p in r["pieces"]],

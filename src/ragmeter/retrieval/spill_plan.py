@@ -251,29 +251,30 @@ def evaluate_hashed(
             return [dataclasses.replace(shard, select=p) for p in parts], merge_reduced
 
         task = reduce_task or functools.partial(reduce_bucket, evaluator=evaluator)
-        pieces: list[RankPiece] = []
-        unjudged: set[bytes] = set()
-        dropped = 0
-        first_error: tuple[int, str, str | None, str | None] | None = None
+        results = []
+        first: RankPiece | None = None
         for got in runner(task, reduces, "bucket", split):
-            if got["error"] is not None:
-                if first_error is None or got["error"][0] < first_error[0]:
-                    first_error = got["error"]
-                continue
-            dropped += got["dropped"]
-            unjudged.update(got["unjudged"])
-            for piece in got["pieces"]:
-                pieces.append(piece)
-                if len(pieces) > 1:  # counts are per qrels query: integers, added in any order
-                    pieces[0].counts = pieces[0].counts + pieces[-1].counts
-                    pieces[-1].counts = np.zeros(0, dtype=np.int64)
-        if first_error is not None:
-            line, message, epath, location = first_error
+            for piece in got["pieces"]:  # counts are per qrels query: integers, added as they come
+                if first is None:
+                    first = piece
+                else:
+                    first.counts = first.counts + piece.counts
+                    piece.counts = np.zeros(0, dtype=np.int64)
+            results.append(got)
+        reduced = merge_reduced(results)  # the buckets' as the parts of one bucket are merged
+        if reduced["error"] is not None:
+            line, message, epath, location = reduced["error"]
             where = None if line < 0 else line
             raise InputError(message, path=epath, line=where, location=location)
         if sha is not None:
             info.sha256 = sha.result()
-        result = evaluator._finish(info, pieces, dropped, unjudged, run_qids=list(info.qids))
+        result = evaluator._finish(
+            info,
+            reduced["pieces"],
+            reduced["dropped"],
+            set(reduced["unjudged"]),
+            run_qids=list(info.qids),
+        )
         order_text = [q.decode("utf-8") for q in order]
         return HashPlanResult(result, order_text, parts, len(ranges), len(split_buckets))
 
