@@ -62,14 +62,14 @@ def run_cli(
     return CliResult(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
 
 
-def fresh_python(*args: str) -> subprocess.CompletedProcess[str]:
+def fresh_python(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``python ARGS`` in a new interpreter that sees only this checkout's ``src`` (import
-    hygiene and start-up tests); fails the test if it exits with an error."""
+    hygiene and start-up tests), with ``env`` added; fails the test if it exits with an error."""
     return subprocess.run(
         [sys.executable, *args],
         capture_output=True,
         text=True,
-        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin", **(env or {})},
         check=True,
     )
 

@@ -21,12 +21,12 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
 
 
 def _params() -> list:
-    """Every case once; the trec cases once per parse path (Arrow, and the small-file parse
-    without Arrow, which must fail alike: ragmeter.io.trec.small)."""
+    """Every case once; the trec cases once per parse path (Arrow, the small-file parse without
+    Arrow and the numpy parse of regular files, which must fail alike)."""
     out = []
     for c in CASES:
         if c.id.startswith("trec-"):
-            out += [pytest.param(c, p, id=f"{c.id}-{p}") for p in ("arrow", "small")]
+            out += [pytest.param(c, p, id=f"{c.id}-{p}") for p in ("arrow", "small", "regular")]
         else:
             out.append(pytest.param(c, None, id=c.id))
     return out

@@ -20,10 +20,11 @@ def trec_qrels_text(rows):
     return "".join(f"{q} 0 {d} {g}\n" for q, d, g in rows)
 
 
-@pytest.fixture(params=["arrow", "small"])
+@pytest.fixture(params=["arrow", "small", "regular"])
 def trec_parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Run the test once per TREC parse path: Arrow's columnar parse, and the plain parse of
-    small files (ragmeter.io.trec.small), which must read and refuse inputs alike."""
+    """Run the test once per TREC parse path: Arrow's columnar parse, the plain parse of small
+    files (ragmeter.io.trec.small) and the numpy parse of regular files (ragmeter.io.trec.regular,
+    which leaves the others to Arrow): they must read and refuse inputs alike."""
     monkeypatch.setenv("RAGMETER_TREC_PARSER", request.param)
     return str(request.param)
 

@@ -13,7 +13,7 @@ import pytest
 from ragmeter.retrieval import evaluate
 from tests.helpers import CONFORMANCE, invoke, run_cli
 
-# every test once per TREC parse path (Arrow, and the small-file parse): same output, same errors
+# every test once per TREC parse path (Arrow, small files, regular files): same output, same errors
 pytestmark = pytest.mark.usefixtures("trec_parser")
 
 DATA = CONFORMANCE / "trec_eval"

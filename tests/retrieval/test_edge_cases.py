@@ -17,7 +17,7 @@ from tests.helpers import CONFORMANCE, invoke
 
 from .conftest import trec_qrels_text, trec_run_text
 
-# every test once per TREC parse path (Arrow, and the small-file parse): same output, same errors
+# every test once per TREC parse path (Arrow, small files, regular files): same output, same errors
 pytestmark = pytest.mark.usefixtures("trec_parser")
 
 # (case, qrels rows, run rows (qid, docno, score) in file order, options, expected summary)

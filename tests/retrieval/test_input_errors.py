@@ -13,7 +13,7 @@ from ragmeter.io.trec import read_qrels, read_run
 from ragmeter.retrieval import evaluate
 from tests.helpers import CONFORMANCE, invoke
 
-# every test once per TREC parse path (Arrow, and the small-file parse): same output, same errors
+# every test once per TREC parse path (Arrow, small files, regular files): same output, same errors
 pytestmark = pytest.mark.usefixtures("trec_parser")
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\n"

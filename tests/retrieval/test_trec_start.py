@@ -12,8 +12,12 @@ from tests.helpers import CONFORMANCE, fresh_python
 QRELS = CONFORMANCE / "trec_eval" / "qrels.test"
 
 
+# the Arrow parse, which a regular file of this size would not take by itself
+ARROW = {"RAGMETER_TREC_PARSER": "arrow"}
+
+
 def _arrow_sized_run(tmp_path):
-    """A run over 512 KiB (parsed by Arrow, not in Python): results.test repeated under new qids,
+    """A run over 512 KiB (not parsed in plain Python): results.test repeated under new qids,
     its fields separated by single spaces (the CSV reader's fast path)."""
     lines = (CONFORMANCE / "trec_eval" / "results.test").read_text().splitlines()
     out = []
@@ -27,12 +31,27 @@ def _arrow_sized_run(tmp_path):
     return run
 
 
-def test_the_arrow_path_loads_neither_cloudpickle_nor_the_registry(tmp_path):
+def _loaded(proc) -> set[str]:
+    return {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+
+
+def test_a_medium_regular_run_loads_no_arrow(tmp_path):
     run = _arrow_sized_run(tmp_path)
     argv = ["-m", "ragmeter", "trec", "-m", "all_trec", "--quiet", str(QRELS), str(run)]
     proc = fresh_python("-X", "importtime", *argv)
+    assert proc.stdout == fresh_python(*argv, env=ARROW).stdout
+    loaded = _loaded(proc)
+    # the run (over 512 KiB) by the numpy parse, the qrels (under) by the plain-Python one
+    assert {"ragmeter.io.trec.regular", "ragmeter.io.trec.small"} <= loaded
+    assert "pyarrow" not in loaded
+
+
+def test_the_arrow_path_loads_neither_cloudpickle_nor_the_registry(tmp_path):
+    run = _arrow_sized_run(tmp_path)
+    argv = ["-m", "ragmeter", "trec", "-m", "all_trec", "--quiet", str(QRELS), str(run)]
+    proc = fresh_python("-X", "importtime", *argv, env=ARROW)
     assert proc.stdout.startswith("runid ")
-    loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+    loaded = _loaded(proc)
     assert {"pyarrow", "pyarrow.lib", "ragmeter.retrieval.engine"} <= loaded
     unwanted = {"cloudpickle", "logging", "ragmeter.registry", "ragmeter.retrieval.zscores"}
     assert not unwanted & loaded, unwanted & loaded
@@ -49,7 +68,7 @@ def test_in_process_callers_import_pyarrow_as_it_comes(tmp_path):
         "sys.stdout = sys.__stdout__\n"
         "print(code, 'cloudpickle' in sys.modules)"
     )
-    proc = fresh_python("-c", code)
+    proc = fresh_python("-c", code, env=ARROW)
     assert proc.stdout.strip().splitlines()[-1] == "0 True"
 
 

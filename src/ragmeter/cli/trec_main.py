@@ -333,7 +333,7 @@ def _run(cfg: dict[str, Any]) -> tuple[str, list[str]]:
         raise _Usage("--by-source cannot be combined with --stream")
     # only the JSON document reports the inputs' sha256; hashing costs a full read otherwise
     hashes = fmt == "json"
-    cfg["small"] = _small_path(cfg, [qrels_path, *run_paths])
+    cfg["plain"] = _plain_path(cfg, [qrels_path, *run_paths])
     from ragmeter.retrieval.recipe import build_evaluator, evaluator_recipe
 
     recipe = evaluator_recipe(cfg, qrels_path)
@@ -347,19 +347,26 @@ def _run(cfg: dict[str, Any]) -> tuple[str, list[str]]:
             trec_runs.worker_evaluate, run_paths, threads=cfg["threads"], spawn=spawn
         )
         return _combine(cfg, run_paths, results)
-    if not cfg["small"] and cfg.get("own_process"):
-        _import_arrow(cfg)
+    if cfg.get("own_process"):
+        if not cfg["plain"]:
+            _import_arrow(cfg)
         _keep_freed_memory([qrels_path, *run_paths])
-    if cfg["threads"] and not cfg["small"]:
+    if cfg["threads"] and not cfg["plain"]:
         import pyarrow as pa
 
         pa.set_cpu_count(cfg["threads"])
         pa.set_io_thread_count(cfg["threads"])
-    qrels = None
-    if cfg["small"]:
-        from ragmeter.io.trec.small import read_qrels_small
+    ahead = None
+    if cfg["plain"] and not many and cfg["executor"] is None:
+        # the run is read and coded on a thread while this one reads and indexes the qrels
+        from ragmeter.background import Background
 
-        qrels = read_qrels_small(qrels_path)
+        ahead = Background(trec_runs.read_coded, run_paths[0])
+    qrels = None
+    if cfg["plain"]:
+        from ragmeter.io.trec.plain import read_qrels_plain
+
+        qrels = read_qrels_plain(qrels_path)
     evaluator = build_evaluator(recipe, qrels=qrels)
     if not many and (not cfg["stream"] or cfg["spill"]) and cfg["executor"] is not None:
         from ragmeter.executors.retrieval import evaluate_on_executor
@@ -373,6 +380,9 @@ def _run(cfg: dict[str, Any]) -> tuple[str, list[str]]:
     def one(run_path: str) -> tuple[Any, list[str]]:
         return trec_runs.evaluate_one(evaluator, cfg, run_path, hashes)
 
+    if ahead is not None:
+        out, warns = trec_runs.evaluate_one(evaluator, cfg, run_paths[0], hashes, ahead=ahead)
+        return trec_runs.as_text(out), warns
     if not many:
         out, warns = one(run_paths[0])
         return trec_runs.as_text(out), warns
@@ -451,9 +461,9 @@ def _combine(
     return trec_runs.as_text(combine_json(run_paths, outs)), warns
 
 
-def _small_path(cfg: dict[str, Any], paths: list[str]) -> bool:
-    """Whether the inputs are parsed without Arrow (docs/retrieval.md#speed): small TREC files
-    printed as trec_eval text, in-process (see ragmeter.io.trec.small)."""
+def _plain_path(cfg: dict[str, Any], paths: list[str]) -> bool:
+    """Whether the inputs are parsed without Arrow (docs/retrieval.md#speed): small and medium
+    TREC files printed as trec_eval text, in-process (see ragmeter.io.trec.plain)."""
     if (
         cfg["format"] != "trec"
         or cfg["stream"]
@@ -463,9 +473,9 @@ def _small_path(cfg: dict[str, Any], paths: list[str]) -> bool:
         or cfg["run_format"] != "trec"
     ):
         return False
-    from ragmeter.io.trec.sizes import use_small
+    from ragmeter.io.trec.sizes import use_plain
 
-    return use_small(paths)
+    return use_plain(paths)
 
 
 def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int:

@@ -46,10 +46,10 @@ def worker_init(recipe: tuple[Any, ...], cfg: dict[str, Any], hashes: bool) -> N
 
     try:
         qrels = None
-        if cfg["small"]:
-            from ragmeter.io.trec.small import read_qrels_small
+        if cfg["plain"]:
+            from ragmeter.io.trec.plain import read_qrels_plain
 
-            qrels = read_qrels_small(recipe[0])
+            qrels = read_qrels_plain(recipe[0])
         else:  # the workers share the cores: one Arrow thread each
             import pyarrow as pa
 
@@ -77,20 +77,35 @@ def as_text(out: Any) -> str:
     return dumps(out, indent=2) + "\n"
 
 
+def read_coded(run_path: str) -> tuple[Any, Any]:
+    """A run read without Arrow, and its codes (for :func:`evaluate_one`'s ``ahead``)."""
+    from ragmeter.io.trec.plain import read_run_plain
+    from ragmeter.retrieval.engine import run_codes
+
+    run = read_run_plain(run_path)
+    return run, run_codes(run)
+
+
 def evaluate_one(
-    evaluator: Any, cfg: dict[str, Any], run_path: str, hashes: bool
+    evaluator: Any, cfg: dict[str, Any], run_path: str, hashes: bool, *, ahead: Any = None
 ) -> tuple[Any, list[str]]:
-    """One run's output (text, or the JSON document as a dict) and its warnings."""
+    """One run's output (text, or the JSON document as a dict) and its warnings. ``ahead``: a
+    :class:`~ragmeter.background.Background` :func:`read_coded` of the run (read without
+    Arrow)."""
     run = None
     if cfg["spill"]:
         from ragmeter.retrieval.spill_plan import evaluate_spilled
 
         result, order = evaluate_spilled(evaluator, cfg, run_path, hash_input=hashes)
         return render(cfg, result, None, evaluator, order=order)
-    if cfg["small"]:
-        from ragmeter.io.trec.small import read_run_small
+    if cfg["plain"]:
+        if ahead is not None:
+            plain_run, codes = ahead.result()
+        else:
+            from ragmeter.io.trec.plain import read_run_plain
 
-        result = evaluator.evaluate_report(read_run_small(run_path))
+            plain_run, codes = read_run_plain(run_path), None
+        result = evaluator.evaluate_report(plain_run, codes=codes)
     elif cfg["stream"]:
         from ragmeter.retrieval.stream import evaluate_stream_with
 

@@ -99,6 +99,15 @@ def _preview(values: Sequence[str], limit: int = 5) -> str:
     return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
 
 
+RunCodes = tuple[tuple[list[bytes], np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+def run_codes(run: Run) -> RunCodes:
+    """A run's distinct qids and qid code per row, and its docno codes with their exactness
+    mask: what the join keys on."""
+    return K._qid_codes(run.qid), K._docno_codes(run.docno, exact=True)
+
+
 class Evaluator:
     """Evaluate runs against one qrels with a fixed measure list and options.
 
@@ -146,23 +155,27 @@ class Evaluator:
 
         return build_result(self.evaluate_report(run))
 
-    def evaluate_report(self, run: Any) -> Report:
+    def evaluate_report(self, run: Any, *, codes: RunCodes | None = None) -> Report:
         """Evaluate one run; the :class:`~ragmeter.retrieval.report.Report` (what ``ragmeter
-        trec`` prints trec_eval's text from, without building the Arrow-backed result)."""
+        trec`` prints trec_eval's text from, without building the Arrow-backed result).
+
+        ``codes``: the run's :func:`run_codes`, when computed beforehand (``ragmeter trec``
+        reads the run and codes it on a thread while it reads the qrels)."""
         run = run if isinstance(run, Run) else _as_run(run)
-        piece, dropped, joined = self._piece(run, require_overlap=True)
+        piece, dropped, joined = self._piece(run, require_overlap=True, codes=codes)
         return self._report(
             run, [piece], dropped, set(joined.unjudged_qids), run_qids=joined.run_qids
         )
 
-    def _piece(self, run: Run, *, require_overlap: bool) -> tuple[K.RankPiece, int, K.JoinedRun]:
+    def _piece(
+        self, run: Run, *, require_overlap: bool, codes: RunCodes | None = None
+    ) -> tuple[K.RankPiece, int, K.JoinedRun]:
         """Join, check duplicates and rank one run (or one batch of whole queries)."""
         opts = self.options
         if opts.scores == "float32" and not run.ranked:
             # scores that differ only beyond float32 precision tie (then docno decides)
             run = replace(run, score=run.score.astype(np.float32).astype(np.float64))
-        codes = K._qid_codes(run.qid)
-        doc_codes, exact = K._docno_codes(run.docno, exact=True)
+        codes, (doc_codes, exact) = codes if codes is not None else run_codes(run)
         # one join for every id: packed codes (ids of at most 8 bytes) or fingerprints, which
         # the join confirms on the bytes; then the duplicate check mixes the same array in
         # place, on a worker thread for a large run, while the run is ranked

@@ -1,10 +1,12 @@
-"""An id column held as Python bytes, for inputs small enough to skip Arrow altogether.
+"""Id columns held outside Arrow, for inputs parsed without it.
 
-``ragmeter trec`` on a small run spends most of its time starting up, and Arrow's import (with
-the modules it pulls in) is a third of that start (docs/retrieval.md#speed). The small-file
-parse (:mod:`ragmeter.io.trec.small`) therefore keeps ids as a list of ``bytes``; the kernels
-read the same contiguous layout Arrow's binary arrays have (``offsets`` and ``data``) from it,
-so the join, ranking and measures run the one code path they run on Arrow columns.
+``ragmeter trec`` on a small or medium run spends much of its time starting up, and Arrow's
+import (with the modules it pulls in) is a large share of that start (docs/retrieval.md#speed).
+The small-file parse (:mod:`ragmeter.io.trec.small`) keeps ids as a list of ``bytes``
+(:class:`BytesColumn`); the parse of regular files (:mod:`ragmeter.io.trec.regular`) keeps them
+as spans of the file's buffer (:class:`SpanColumn`). The kernels read both through
+:meth:`BytesColumn.spans`, as they read an Arrow binary array's offsets and data, so the join,
+ranking and measures run the one code path they run on Arrow columns.
 """
 
 from __future__ import annotations
@@ -15,13 +17,11 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BytesColumn", "is_bytes_column"]
+__all__ = ["BytesColumn", "SpanColumn", "is_bytes_column"]
 
 
 class BytesColumn:
     """Immutable ids as ``bytes`` (one per row), with Arrow's binary layout on demand."""
-
-    __slots__ = ("__dict__", "values")
 
     def __init__(self, values: Sequence[bytes]) -> None:
         self.values: list[bytes] = list(values)
@@ -53,6 +53,43 @@ class BytesColumn:
 
     def to_pylist(self) -> list[bytes]:
         return list(self.values)
+
+    def spans(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(int64 start, int64 end, uint8 buffer): each id is ``buffer[start:end]``."""
+        offs = self.offsets
+        return offs[:-1], offs[1:], self.data
+
+
+class SpanColumn(BytesColumn):
+    """Ids as spans of one buffer (a whole file, read by :mod:`ragmeter.io.trec.regular`):
+    nothing is copied until an id's bytes are asked for, and a take only takes spans.
+
+    The buffer holds no NUL byte and extends at least 8 bytes past every span, so that a word
+    read at any id's start stays inside it (the kernels read ids 8 bytes at a time).
+    """
+
+    def __init__(self, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
+        self.buf = buf
+        self.starts = starts
+        self.ends = ends
+
+    @cached_property
+    def values(self) -> list[bytes]:  # type: ignore[override]
+        raw = self.buf.tobytes()
+        return [raw[a:b] for a, b in zip(self.starts.tolist(), self.ends.tolist(), strict=True)]
+
+    def __len__(self) -> int:
+        return self.starts.size
+
+    def __getitem__(self, row: int) -> bytes:
+        return self.buf[self.starts[row] : self.ends[row]].tobytes()
+
+    def take(self, rows: Iterable[int]) -> SpanColumn:
+        rows = np.asarray(rows, np.int64)
+        return SpanColumn(self.buf, self.starts[rows], self.ends[rows])
+
+    def spans(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.starts, self.ends, self.buf
 
 
 def is_bytes_column(col: object) -> bool:

@@ -7,8 +7,8 @@ every check runs in the order the Arrow path runs it, with the same messages: a 
 make the columnar parse fail sends both paths to the same line-by-line rescan (the first error
 in file order), then invalid UTF-8 in qids, then in docnos, then non-finite scores or bad grades.
 
-``RAGMETER_TREC_PARSER`` (``small`` or ``arrow``) forces a path, so that the tests run every
-input through both.
+``RAGMETER_TREC_PARSER`` (``small``, ``regular`` or ``arrow``) forces a path, so that the tests
+run every input through each.
 """
 
 from __future__ import annotations
@@ -36,9 +36,8 @@ from ragmeter.io.trec.checks import (
 from ragmeter.io.trec.column import BytesColumn
 from ragmeter.io.trec.containers import Origin, Qrels, Run
 from ragmeter.io.trec.lines import _Input, _open_input
-from ragmeter.io.trec.sizes import SMALL_BYTES, use_small
 
-__all__ = ["SMALL_BYTES", "read_qrels_small", "read_run_small", "use_small"]
+__all__ = ["read_qrels_small", "read_run_small"]
 
 _NONFINITE = (b"nan", b"inf", b"infinity")
 _BOM = b"\xef\xbb\xbf"

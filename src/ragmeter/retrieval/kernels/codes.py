@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmeter.io.trec.column import BytesColumn
+from ragmeter.io.trec.column import BytesColumn, SpanColumn
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -61,12 +61,38 @@ def row_bytes(col: Any, row: int) -> bytes:
 
 def same_ids(mine: Any, theirs: Any) -> np.ndarray:
     """Row-by-row equality of two id arrays of one length (bool)."""
+    if isinstance(mine, SpanColumn) and isinstance(theirs, SpanColumn):
+        return _same_spans(mine, theirs)
     if isinstance(mine, BytesColumn) or isinstance(theirs, BytesColumn):
         a, b = mine.to_pylist(), theirs.to_pylist()
         return np.fromiter(map(operator.eq, a, b), dtype=bool, count=len(a))
     from ragmeter.io.arrowutil import call, to_numpy
 
     return to_numpy(call("equal", mine, theirs)).astype(bool)
+
+
+def _same_spans(mine: SpanColumn, theirs: SpanColumn) -> np.ndarray:
+    """:func:`same_ids` of span columns: ids of up to 16 bytes are equal when their lengths and
+    their first and last 8 bytes are; longer ones are compared as bytes."""
+    (sa, ea, a), (sb, eb, b) = mine.spans(), theirs.spans()
+    wa = np.ndarray(buffer=a, dtype="<u8", shape=(a.size - 7,), strides=(1,))
+    wb = np.ndarray(buffer=b, dtype="<u8", shape=(b.size - 7,), strides=(1,))
+    la, lb = ea - sa, eb - sb
+    same = la == lb
+    if la.size and int(la.min()) >= 8 and int(la.max()) <= 16:
+        # every id has 8 to 16 bytes (the common case): two words cover each
+        same &= wa[sa] == wb[sb]
+        same &= wa[ea - 8] == wb[eb - 8]
+        return same
+    # ids of under 8 bytes: their bytes alone (the word's high bytes are past the id's end)
+    keep = (np.uint64(1) << (np.minimum(la, 8).astype(np.uint64) * np.uint64(8))) - np.uint64(1)
+    keep[la >= 8] = ~np.uint64(0)
+    same &= (wa[sa] & keep) == (wb[sb] & keep)
+    long_a, long_b = la > 8, lb > 8
+    same &= wa[np.where(long_a, ea - 8, sa)] * long_a == wb[np.where(long_b, eb - 8, sb)] * long_b
+    for row in np.flatnonzero(same & (la > 16)).tolist():
+        same[row] = mine[row] == theirs[row]
+    return same
 
 
 def take_ids(values: Any, rows: np.ndarray) -> Any:
@@ -80,6 +106,10 @@ def take_ids(values: Any, rows: np.ndarray) -> Any:
 
 def _qid_codes(qid: pa.ChunkedArray) -> tuple[list[bytes], np.ndarray]:
     """Unified codes for a (possibly dictionary-encoded, chunked) qid column."""
+    if isinstance(qid, SpanColumn):
+        packed = _packed_first_appearance(qid)
+        if packed is not None:
+            return packed
     if isinstance(qid, BytesColumn):
         distinct = list(dict.fromkeys(qid.values))  # in order of first appearance
         at = {v: i for i, v in enumerate(distinct)}
@@ -108,6 +138,21 @@ def _qid_codes(qid: pa.ChunkedArray) -> tuple[list[bytes], np.ndarray]:
     return list(values), codes
 
 
+def _packed_first_appearance(col: SpanColumn) -> tuple[list[bytes], np.ndarray] | None:
+    """:func:`_qid_codes` of a span column through packed codes (sorts of integers, fast on a
+    file grouped by query), or None when an id is longer than 8 bytes."""
+    from ragmeter.retrieval.kernels.sorting import unique_first_inverse
+
+    codes, fit = _docno_codes(col, exact=True)
+    if not fit.all():
+        return None
+    _, first, inverse = unique_first_inverse(codes)
+    order = np.argsort(first)
+    rank = np.empty(order.size, dtype=np.int32)
+    rank[order] = np.arange(order.size, dtype=np.int32)
+    return col.take(first[order]).to_pylist(), rank[inverse]
+
+
 def _pair_hash(codes: np.ndarray, qcodes: np.ndarray, shift: int) -> np.ndarray:
     """The filter slot of each (query code, docno code) pair: the top bits of a 64-bit mix."""
     with np.errstate(over="ignore"):
@@ -118,11 +163,17 @@ def _pair_hash(codes: np.ndarray, qcodes: np.ndarray, shift: int) -> np.ndarray:
     return h
 
 
-def _layouts(col: Any) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """(int64 offsets, uint8 bytes) of each non-empty chunk of an id column."""
+def _layouts(col: Any) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, bool]]:
+    """(int64 starts, int64 ends, uint8 bytes, back to back) of each non-empty chunk of an id
+    column. Back to back: each id starts where the one before ends (Arrow's layout); else the
+    ids are spans of a buffer with at least 8 bytes after each, and no NUL byte."""
+    if isinstance(col, SpanColumn):
+        if len(col):
+            yield (*col.spans(), False)
+        return
     if isinstance(col, BytesColumn):
         if len(col):
-            yield col.offsets, col.data
+            yield (*col.spans(), True)
         return
     import pyarrow as pa
 
@@ -138,14 +189,14 @@ def _layouts(col: Any) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         data = (
             np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
         )
-        yield offs, data
+        yield offs[:-1], offs[1:], data, True
 
 
 def _words_at(data: np.ndarray, start: int, n: int, length: int, at: int) -> np.ndarray:
-    """The big-endian 8-byte word at byte ``at`` of each of ``n`` ids of ``length`` bytes stored
+    """The little-endian 8-byte word at byte ``at`` of each of ``n`` ids of ``length`` bytes stored
     back to back from ``start``, in one strided read (copying those 8 columns of the byte matrix
     first, then swapping the bytes, took four times longer on a 1M-line run)."""
-    strided = np.ndarray((n,), dtype=">u8", buffer=data, offset=start + at, strides=(length,))
+    strided = np.ndarray((n,), dtype="<u8", buffer=data, offset=start + at, strides=(length,))
     return strided.astype(np.uint64)
 
 
@@ -164,66 +215,89 @@ def _docno_codes(
     fit = np.ones(len(docno), dtype=np.bool_) if exact else None
     all_short = True
     at = 0
-    for offs, data in _layouts(docno):
-        n = offs.size - 1
+    for starts, ends, data, packed in _layouts(docno):
+        n = starts.size
         dest = codes[at : at + n]
         dfit = fit[at : at + n] if fit is not None else None
         at += n
-        lens = np.diff(offs)
-        if lens.min() == 8 and lens.max() == 8 and offs[-1] - offs[0] == 8 * n:
+        lens = ends - starts
+        lo, hi = int(starts[0]), int(ends[-1])
+        length = int(lens[0])
+        fixed = packed and lens.min() == lens.max() and hi - lo == length * n
+        if fixed and length == 8:
             # the common case (MS MARCO-style ids): the data buffer is the code array
-            words = data[offs[0] : offs[-1]]
+            words = data[lo:hi]
             dest[:] = words.view(">u8")
             if dfit is not None and not words.all():  # an id with a NUL byte
                 dfit &= words.reshape(-1, 8).all(axis=1)
             continue
-        length = int(lens[0])
-        if length > 8 and lens.min() == lens.max() and offs[-1] - offs[0] == length * n:
+        if fixed and length > 8:
             # fixed-length long ids (40-byte MS MARCO v2.1 segments): words from a byte matrix
-            start = int(offs[0])
-            first = _words_at(data, start, n, length, 0)
-            last = _words_at(data, start, n, length, length - 8)
-            mid = _words_at(data, start, n, length, (length - 8) // 2)
-            with np.errstate(over="ignore"):
-                fp = first * _MIX
-                fp ^= last + np.uint64(0x632BE59BD9B4E019)
-                fp *= _MIX
-                fp ^= mid.astype(np.uint64) + np.uint64(length)
-                fp *= _MIX
-            dest[:] = fp
+            first = _words_at(data, lo, n, length, 0)
+            last = _words_at(data, lo, n, length, length - 8)
+            mid = _words_at(data, lo, n, length, (length - 8) // 2)
+            dest[:] = _fingerprint(first, last, mid, lens)
             all_short = False
             if dfit is not None:
                 dfit[:] = False
             continue
-        pad = np.zeros(int(offs[-1]) + 8, dtype=np.uint8)
-        pad[: int(offs[-1])] = data[: int(offs[-1])]
-        view = np.ndarray(buffer=pad, dtype=">u8", shape=(pad.size - 7,), strides=(1,))
-        first = view[offs[:-1]].astype(np.uint64)
+        if packed:
+            pad = np.zeros(hi + 8, dtype=np.uint8)
+            pad[:hi] = data[:hi]
+        else:
+            pad = data  # spans: the buffer goes on for 8 bytes after each
+        # little-endian words: a fingerprint needs no particular order, and a packed code is
+        # swapped to big-endian below (byte order is then numeric order)
+        view = np.ndarray(buffer=pad, dtype="<u8", shape=(pad.size - 7,), strides=(1,))
+        code = view[starts]
         short = lens <= 8
-        shift = (8 - np.minimum(lens, 8)).astype(np.uint64) * np.uint64(8)
-        with np.errstate(over="ignore"):
-            mask = np.where(short & (lens > 0), ~np.uint64(0) << np.minimum(shift, 63), 0)
-        mask = np.where(lens >= 8, ~np.uint64(0), mask).astype(np.uint64)
-        code = first & mask
+        n_short = int(np.count_nonzero(short))
         if dfit is not None:
             dfit &= short
-            if not data[offs[0] : offs[-1]].all():
-                nul = np.flatnonzero(data[offs[0] : offs[-1]] == 0) + offs[0]
-                dfit[np.searchsorted(offs, nul, side="right") - 1] = False
-        if not short.all():
+            if packed and not data[lo:hi].all():
+                nul = np.flatnonzero(data[lo:hi] == 0) + lo
+                dfit[np.searchsorted(starts, nul, side="right") - 1] = False
+        if n_short < n:
             all_short = False
-            longs = np.flatnonzero(~short)
-            last = view[offs[1:][longs] - 8].astype(np.uint64)
-            mid = view[offs[:-1][longs] + (lens[longs] - 8) // 2].astype(np.uint64)
-            with np.errstate(over="ignore"):
-                fp = code[longs] * _MIX
-                fp ^= last + np.uint64(0x632BE59BD9B4E019)
-                fp = fp * _MIX
-                fp ^= mid + lens[longs].astype(np.uint64)
-                fp = fp * _MIX
-            code[longs] = fp
+            rows = np.flatnonzero(~short) if n_short else slice(None)
+            ls = lens[rows]
+            fp = _fingerprint(
+                code[rows] if n_short else code,
+                view[ends[rows] - 8],
+                view[starts[rows] + (ls - 8) // 2],
+                ls,
+            )
+            if n_short:
+                code[rows] = fp
+        if n_short:
+            rows = np.flatnonzero(short) if n_short < n else slice(None)
+            packed_codes = code[rows] if n_short < n else code
+            packed_codes.byteswap(inplace=True)
+            # the bytes past an id's end are zeroed (an empty id's code is 0)
+            drop = (8 - lens[rows].astype(np.uint64)) * np.uint64(8)
+            packed_codes >>= drop
+            packed_codes <<= drop
+            if n_short < n:
+                code[rows] = packed_codes
         dest[:] = code
     return codes, (fit if exact else all_short)
+
+
+def _fingerprint(
+    first: np.ndarray, last: np.ndarray, mid: np.ndarray, lens: np.ndarray
+) -> np.ndarray:
+    """The 64-bit code of ids longer than 8 bytes: a mix of their first, last and middle
+    8-byte words (little-endian) and their length. Computed in ``first``, ``last`` and ``mid``
+    (fresh arrays), and returned in ``first``."""
+    with np.errstate(over="ignore"):
+        first *= _MIX
+        last += np.uint64(0x632BE59BD9B4E019)
+        first ^= last
+        first *= _MIX
+        mid += lens.astype(np.uint64)
+        first ^= mid
+        first *= _MIX
+    return first
 
 
 # the largest column :func:`take_rows` copies whole (a 1M-line run's docnos take ~16 MB); a

@@ -4,11 +4,11 @@ refused, or dropped under ``--dedupe``.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 
 import numpy as np
 
+from ragmeter.background import Background
 from ragmeter.errors import InputError
 from ragmeter.io.trec.containers import Run
 from ragmeter.retrieval.kernels.codes import _MIX, _docno_codes, row_bytes, take_rows
@@ -88,11 +88,8 @@ def dedupe_rows(run: Run, pairs: list[tuple[int, int]], policy: str) -> np.ndarr
 
 
 class DuplicateCheck:
-    """The run's duplicate check, started on a worker thread (numpy's sort releases the GIL).
-
-    A plain thread, not concurrent.futures: that module imports logging, and ``ragmeter trec``
-    keeps its imports lean.
-    """
+    """The run's duplicate check, started on a worker thread for a large run (numpy's sort
+    releases the GIL)."""
 
     def __init__(
         self,
@@ -102,28 +99,15 @@ class DuplicateCheck:
         codes: np.ndarray | None = None,
         background: bool = True,
     ) -> None:
-        self._result: list[tuple[int, int]] | None = None
-        self._error: BaseException | None = None
-        self._thread: threading.Thread | None = None
+        self._work: Background[list[tuple[int, int]]] | None = None
+        self._result: list[tuple[int, int]] = []
         if background and len(run) > 200_000:
-            self._thread = threading.Thread(
-                target=self._work, args=(run, run_qcode, codes), daemon=True
-            )
-            self._thread.start()
+            self._work = Background(find_duplicates, run, run_qcode, codes)
         else:
             self._result = find_duplicates(run, run_qcode, codes)
 
-    def _work(self, run: Run, run_qcode: np.ndarray, codes: np.ndarray | None) -> None:
-        try:
-            self._result = find_duplicates(run, run_qcode, codes)
-        except BaseException as exc:  # re-raised in the caller's thread
-            self._error = exc
-
     def result(self) -> list[tuple[int, int]]:
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        if self._error is not None:
-            raise self._error
-        assert self._result is not None
+        if self._work is not None:
+            self._result = self._work.result()
+            self._work = None
         return self._result
