@@ -20,7 +20,11 @@ from ragmeter.retrieval.kernels.codes import (
     same_ids,
     take_rows,
 )
-from ragmeter.retrieval.kernels.sorting import stable_argsort, unique_first_inverse
+from ragmeter.retrieval.kernels.sorting import (
+    sort_with_rows,
+    stable_argsort,
+    unique_first_inverse,
+)
 
 
 class QrelsIndex:
@@ -256,8 +260,12 @@ def build_qrels_index(qrels: Qrels, *, dedupe: str | None = None) -> QrelsIndex:
     line_doc = skeys - qcode_sorted * ndocs  # docno index of each sorted line
     pair = _pair_hash(codes[line_doc], qcode_sorted, 0)
     # the same 64-bit mix, sorted, finds a candidate's judgment (through the bucket directory)
-    pair_line = np.argsort(pair)  # distinct mixes have one order, which is the stable one
-    pair_keys = pair[pair_line]
+    by_words = sort_with_rows(pair)
+    if by_words is not None:
+        pair_keys, pair_line = by_words
+    else:
+        pair_line = np.argsort(pair)  # distinct mixes have one order, which is the stable one
+        pair_keys = pair[pair_line]
     unique_pairs = not (pair_keys[1:] == pair_keys[:-1]).any()
     if not unique_pairs:
         pair_line = np.argsort(pair, kind="stable")

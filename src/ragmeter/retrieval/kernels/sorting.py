@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["stable_argsort", "unique_first_inverse"]
+__all__ = ["sort_with_rows", "stable_argsort", "unique_first_inverse"]
 
 
 def stable_argsort(keys: np.ndarray) -> np.ndarray:
@@ -50,8 +50,12 @@ def unique_first_inverse(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
         values, first, inverse = unique_first_inverse(codes[heads])
         lengths = np.diff(np.append(heads, n))
         return values, heads[first], np.repeat(inverse, lengths)
-    perm = np.argsort(codes)
-    ordered = codes[perm]
+    by_words = sort_with_rows(codes)
+    if by_words is not None:
+        ordered, perm = by_words
+    else:
+        perm = np.argsort(codes)
+        ordered = codes[perm]
     new = np.empty(n, dtype=bool)
     new[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
@@ -59,3 +63,36 @@ def unique_first_inverse(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
     inverse = np.empty(n, dtype=np.int64)
     inverse[perm] = np.cumsum(new) - 1
     return ordered[starts], np.minimum.reduceat(perm, starts).astype(np.int64), inverse
+
+
+_SIGN = np.uint64(1 << 63)
+
+
+def sort_with_rows(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(``codes`` sorted, the permutation that sorts them, equal codes in row order) of 64-bit
+    integer codes, by one sort of words holding a code's high bits above its row; None when
+    two different codes share those bits (an argsort then decides; for n random 64-bit codes
+    the chance is about n² / 2^(66 - log2 n), 1 in 3,000 at 200,000).
+
+    numpy's plain sort of 64-bit integers is vectorised and two to three times faster than its
+    argsort, which is what this replaces on the judged documents and the join's pair mixes.
+    """
+    n = codes.size
+    bits = max((n - 1).bit_length(), 1)
+    if n < 2 or bits > 32:
+        return None
+    words = codes.view(np.uint64)
+    if codes.dtype == np.int64:
+        words = words ^ _SIGN  # signed order as unsigned
+    else:
+        words = words.copy()
+    words >>= np.uint64(bits)
+    words <<= np.uint64(bits)
+    words |= np.arange(n, dtype=np.uint64)
+    words.sort()
+    perm = (words & np.uint64((1 << bits) - 1)).astype(np.int64)
+    words >>= np.uint64(bits)
+    ordered = codes[perm]
+    if ((words[1:] == words[:-1]) & (ordered[1:] != ordered[:-1])).any():
+        return None
+    return ordered, perm
