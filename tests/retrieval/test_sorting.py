@@ -10,7 +10,11 @@ import pytest
 
 from ragmeter.retrieval.kernels.join import _bucket_search
 from ragmeter.retrieval.kernels.qrels_index import _by_grade, _pair_directory
-from ragmeter.retrieval.kernels.sorting import stable_argsort, unique_first_inverse
+from ragmeter.retrieval.kernels.sorting import (
+    sort_with_rows,
+    stable_argsort,
+    unique_first_inverse,
+)
 
 U64_MAX = np.iinfo(np.uint64).max
 
@@ -44,6 +48,27 @@ def test_stable_argsort_is_numpys_stable_argsort(high: int) -> None:
     for n in [0, 1, 2, 50, 4000]:
         keys = rng.integers(-high, high, n)
         assert np.array_equal(stable_argsort(keys), np.argsort(keys, kind="stable"))
+
+
+@pytest.mark.parametrize("signed", [False, True])
+@pytest.mark.parametrize("kind", [2, 3])
+def test_sort_with_rows_is_the_stable_argsort(kind: int, signed: bool) -> None:
+    codes = _codes(np.random.default_rng(kind), kind, 5000)
+    if signed:
+        codes = codes.view(np.int64)  # negative codes come first
+    got = sort_with_rows(codes)
+    assert got is not None
+    perm = np.argsort(codes, kind="stable")
+    assert np.array_equal(got[1], perm)
+    assert np.array_equal(got[0], codes[perm])
+
+
+def test_sort_with_rows_leaves_codes_sharing_their_high_bits_to_an_argsort() -> None:
+    # 3 and 5 differ only in the low bits that hold the row of 5 codes: their order is unknown
+    assert sort_with_rows(np.array([5, 3, 5, 3, 9], dtype=np.uint64)) is None
+    got = sort_with_rows(np.array([5 << 40, 3 << 40, 5 << 40], dtype=np.uint64))
+    assert got is not None
+    assert got[1].tolist() == [1, 0, 2]
 
 
 def test_by_grade_is_the_lexsort() -> None:
