@@ -60,6 +60,14 @@ def test_scores_of_every_form_and_any_separators(tmp_path, sep, end):
     _check_run(path)
 
 
+@pytest.mark.parametrize("text", ["1 0 a 1\n1 0 b 2\n", "1 0 a 1\n1 0 b 2"])
+def test_ids_near_the_end_of_the_file(tmp_path, text):
+    # a short last line: the ids are read 8 bytes at a time from a padded copy, not the map
+    path = tmp_path / "qrels.txt"
+    path.write_text(text)
+    _check_qrels(path)
+
+
 def test_grades_as_plain_integers(tmp_path):
     path = tmp_path / "qrels.txt"
     path.write_text("1 0 a 0\n1 0 bb -1\n2 0 ccccccccc +1\n2\t0\td 007\n3 0 e 2147483647\n")

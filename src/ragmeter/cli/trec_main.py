@@ -357,16 +357,16 @@ def _run(cfg: dict[str, Any]) -> tuple[str, list[str]]:
         pa.set_cpu_count(cfg["threads"])
         pa.set_io_thread_count(cfg["threads"])
     ahead = None
-    if cfg["plain"] and not many and cfg["executor"] is None:
-        # the run is read and coded on a thread while this one reads and indexes the qrels
-        from ragmeter.background import Background
-
-        ahead = Background(trec_runs.read_coded, run_paths[0])
     qrels = None
     if cfg["plain"]:
         from ragmeter.io.trec.plain import read_qrels_plain
 
         qrels = read_qrels_plain(qrels_path)
+        if not many and cfg["executor"] is None:
+            # the run is read and coded on a thread while this one indexes the qrels
+            from ragmeter.background import Background
+
+            ahead = Background(trec_runs.read_coded, run_paths[0])
     evaluator = build_evaluator(recipe, qrels=qrels)
     if not many and (not cfg["stream"] or cfg["spill"]) and cfg["executor"] is not None:
         from ragmeter.executors.retrieval import evaluate_on_executor

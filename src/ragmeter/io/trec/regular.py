@@ -15,6 +15,7 @@ Arrow path converts it, or sends the file there too.
 
 from __future__ import annotations
 
+import mmap
 import os
 
 import numpy as np
@@ -35,9 +36,9 @@ _POW10 = 10.0 ** np.arange(23)
 _MAX_DIGITS = 15
 
 
-# bytes of the file tokenised at a time: the temporaries of one piece are reused for the next,
-# where whole-file temporaries would fault in fresh pages (most of the parse's time)
-_PIECE = 1 << 20
+# bytes of the file cut at a time: the temporaries of one piece are reused for the next, where
+# whole-file temporaries would fault in fresh pages (most of the parse's time)
+_PIECE = 1 << 18
 
 
 # the separators' kinds: 1 between fields (space, tab), 2 at a line's end, 0 not allowed
@@ -47,21 +48,65 @@ _KIND[10] = 2
 _LINE = {k: np.array([1] * (k - 1) + [2], dtype=np.uint8) for k in (4, 6)}
 
 
-def _load(path: str) -> bytearray | None:
-    """The file's bytes after a newline, then a newline and zero padding; None if the file
-    cannot be read here (the Arrow path reports why)."""
+class _Text:
+    """A file's bytes, ending with a newline, then at least :data:`_PAD` bytes before the
+    buffer's end wherever a field may start: a memory map of the file (its pages come from
+    the page cache, several per fault, and none is copied) or, for a file not ending with a
+    newline or whose last fields lie too close to its end, a copy with a newline and padding."""
+
+    def __init__(self, raw: mmap.mmap | bytearray, size: int) -> None:
+        self.raw = raw  # find and rfind
+        self.size = size  # the bytes up to the last newline, included
+        self.buf = np.frombuffer(raw, dtype=np.uint8)
+
+    def room(self, starts: np.ndarray) -> bool:
+        """Whether a word of 8 bytes read at each of these starts stays inside the buffer."""
+        return int(starts.max()) + 8 <= self.buf.size
+
+
+def _mapped(path: str) -> _Text | None:
+    try:
+        with open(path, "rb") as fh:
+            raw = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):  # unreadable (the Arrow path says why), or empty
+        return None
+    size = len(raw)
+    return _Text(raw, size) if raw[size - 1] == 10 else None
+
+
+def _copied(path: str) -> _Text | None:
     try:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
-            buf = bytearray(size + 2 + _PAD)
-            buf[0] = buf[size + 1] = 10
-            got = fh.readinto(memoryview(buf)[1 : size + 1])
+            raw = bytearray(size + 1 + _PAD)
+            got = fh.readinto(memoryview(raw)[:size])
     except OSError:
         return None
-    return buf if got == size else None
+    if got != size or size == 0:
+        return None
+    if raw[size - 1] != 10:
+        raw[size] = 10
+        size += 1
+    return _Text(raw, size)
 
 
-def _fields(raw: bytearray, k: int, keep: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray] | None:
+def _cut(path: str, k: int, keep: tuple[int, ...]) -> tuple[_Text, np.ndarray, np.ndarray] | None:
+    """The file and the (starts, ends) of the fields ``keep`` of its lines; None when it is
+    not regular."""
+    text = _mapped(path)
+    if text is not None:
+        cut = _fields(text, k, keep)
+        # the ids (the first two fields kept) are read 8 bytes at a time
+        if cut is None or text.room(cut[0][-1, :2]):
+            return None if cut is None else (text, *cut)
+    text = _copied(path)
+    if text is None:
+        return None
+    cut = _fields(text, k, keep)
+    return None if cut is None else (text, *cut)
+
+
+def _fields(text: _Text, k: int, keep: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray] | None:
     """(starts, ends) of the fields ``keep`` of every line, shaped (lines, len(keep)), when
     every line holds exactly ``k`` fields of printable ASCII separated by spaces and tabs;
     else None.
@@ -71,26 +116,30 @@ def _fields(raw: bytearray, k: int, keep: tuple[int, ...]) -> tuple[np.ndarray, 
     followed by exactly one separator (the usual layout) the fields are read off the
     separators' positions directly.
     """
-    size = len(raw) - _PAD  # the two framing newlines included
-    if not raw.isascii() or b"#" in raw:
+    raw, buf, size = text.raw, text.buf, text.size
+    if raw.find(b"#", 0, size) >= 0:
         return None
-    final = raw[size - 2] == 10  # the file ends with a newline: the piece after it is empty
-    lines = raw.count(b"\n", 0, size) - 1 - final
-    if lines < 1:
-        return None
-    buf = np.frombuffer(raw, dtype=np.uint8)
-    index = np.int32 if size < 2**31 - _PAD else np.int64
-    starts = np.empty((lines, len(keep)), dtype=index)
-    ends = np.empty((lines, len(keep)), dtype=index)
+    # a line holds at least k bytes of fields and k separators: room for every line (the
+    # pages of the rows not used are never touched)
+    most = size // (2 * k) + 1
+    index = np.int32 if buf.size < 2**31 else np.int64
+    starts = np.empty((most, len(keep)), dtype=index)
+    ends = np.empty((most, len(keep)), dtype=index)
     done = 0  # lines cut so far
-    a = 0  # each piece runs from a newline to a newline
-    while done < lines:
+    a = -1  # each piece runs from a newline (before the first one: the file's start) to one
+    while a < size - 1:
         b = raw.find(b"\n", min(a + _PIECE, size - 1), size)  # the last byte is a newline
-        seps = np.flatnonzero(buf[a : b + 1] <= 32)
-        seps += a
-        kinds = _KIND[buf[seps]]
-        if b == size - 1 and final:
-            seps, kinds = seps[:-1], kinds[:-1]  # the empty piece after the last newline
+        piece = buf[max(a, 0) : b + 1]
+        if int(piece.max()) > 127:
+            return None  # not ASCII
+        seps = np.flatnonzero(piece <= 32)
+        if a < 0:
+            seps = np.concatenate(([-1], seps))
+            kinds = _KIND[buf[seps[1:]]]
+            kinds = np.concatenate(([2], kinds)).astype(np.uint8)
+        else:
+            seps += a
+            kinds = _KIND[buf[seps]]
         cut = _one_separator(seps, kinds, k)
         if cut is None:
             cut = _runs_of_separators(seps, kinds, k)
@@ -105,7 +154,7 @@ def _fields(raw: bytearray, k: int, keep: tuple[int, ...]) -> tuple[np.ndarray, 
             ends[done : done + n, i] = e[f::k]
         done += n
         a = b
-    return (starts, ends) if done == lines else None
+    return starts[:done], ends[:done]
 
 
 def _one_separator(
@@ -142,10 +191,26 @@ def _runs_of_separators(
     return s, e
 
 
+def _rows_of(buf: np.ndarray, width: int) -> np.ndarray:
+    """Every ``width`` bytes of ``buf`` from each position where they fit, as a row (a view)."""
+    rows = max(buf.size - width + 1, 0)
+    return np.lib.stride_tricks.as_strided(buf, shape=(rows, width), strides=(1, 1))
+
+
 def _matrix(buf: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
-    """The ``width`` bytes from each start, one row per field (uint8)."""
-    view = np.lib.stride_tricks.as_strided(buf, shape=(buf.size - width + 1, width), strides=(1, 1))
-    return view[starts]
+    """The ``width`` bytes from each start, one row per field (uint8); past the buffer's end
+    (the last fields of a memory-mapped file), zeros."""
+    view = _rows_of(buf, width)
+    tail = starts >= view.shape[0]
+    if not tail.any():
+        return view[starts]
+    at = int(starts[tail].min())
+    padded = np.zeros(buf.size - at + width, dtype=np.uint8)
+    padded[: buf.size - at] = buf[at:]
+    out = np.empty((starts.size, width), dtype=np.uint8)
+    out[~tail] = view[starts[~tail]]
+    out[tail] = _rows_of(padded, width)[starts[tail] - at]
+    return out
 
 
 def _numbers(
@@ -206,11 +271,10 @@ def _numbers(
     return mant, np.flatnonzero(bad)
 
 
-def _last_field(raw: bytearray, n: int) -> bytes:
+def _last_field(text: _Text, n: int) -> bytes:
     """Field ``n`` of the file's last line."""
-    size = len(raw) - _PAD
-    end = size - 2 if raw[size - 2] == 10 else size - 1
-    return bytes(raw[raw.rfind(b"\n", 0, end) + 1 : end]).split()[n]
+    start = text.raw.rfind(b"\n", 0, text.size - 1) + 1
+    return bytes(text.raw[start : text.size - 1]).split()[n]
 
 
 def _origin(path: str, name: str) -> Origin:
@@ -221,17 +285,14 @@ def _origin(path: str, name: str) -> Origin:
 def read_run_regular(path: str, name: str) -> Run | None:
     """A regular TREC run file as :func:`~ragmeter.io.trec.read_run` reads it; None when the
     file is not regular or holds a score the Arrow path should convert or refuse."""
-    raw = _load(path)
-    if raw is None:
+    cut = _cut(path, 6, (0, 2, 4))
+    if cut is None:
         return None
-    fields = _fields(raw, 6, (0, 2, 4))
-    if fields is None:
-        return None
-    starts, ends = fields
-    buf = np.frombuffer(raw, dtype=np.uint8)
+    text, starts, ends = cut
+    buf = text.buf
     scores, left = _numbers(buf, starts[:, 2], ends[:, 2], dot=True)
     for row in left.tolist():
-        token = bytes(raw[starts[row, 2] : ends[row, 2]])
+        token = buf[starts[row, 2] : ends[row, 2]].tobytes()
         if not _NUMBER.fullmatch(token):
             return None  # not a number: the Arrow path names the line
         scores[row] = float(token)
@@ -241,7 +302,7 @@ def read_run_regular(path: str, name: str) -> Run | None:
         qid=SpanColumn(buf, starts[:, 0], ends[:, 0]),
         docno=SpanColumn(buf, starts[:, 1], ends[:, 1]),
         score=scores,
-        runid=_last_field(raw, 5).decode("ascii"),
+        runid=_last_field(text, 5).decode("ascii"),
         origin=_origin(path, name),
     )
 
@@ -249,14 +310,11 @@ def read_run_regular(path: str, name: str) -> Run | None:
 def read_qrels_regular(path: str, name: str) -> Qrels | None:
     """A regular TREC qrels file as :func:`~ragmeter.io.trec.read_qrels` reads it; None when
     the file is not regular or a grade is not a plain integer of 32 bits."""
-    raw = _load(path)
-    if raw is None:
+    cut = _cut(path, 4, (0, 2, 3))
+    if cut is None:
         return None
-    fields = _fields(raw, 4, (0, 2, 3))
-    if fields is None:
-        return None
-    starts, ends = fields
-    buf = np.frombuffer(raw, dtype=np.uint8)
+    text, starts, ends = cut
+    buf = text.buf
     grades, left = _numbers(buf, starts[:, 2], ends[:, 2], dot=False)
     if left.size or grades.min() < _INT32[0] or grades.max() > _INT32[1]:
         return None
