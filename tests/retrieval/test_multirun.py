@@ -37,7 +37,7 @@ def _one(*args: str) -> str:
 
 
 @pytest.mark.parametrize("extra", [(), ("-q", "-m", "all_trec"), ("-m", "P.5", "-n", "-q")])
-def test_text_is_the_concatenation_in_the_given_order(runs, extra):
+def test_text_is_the_concatenation_in_the_given_order(runs, extra, trec_parser):
     singles = [_one(*extra, QRELS, r) for r in runs]
     assert len(set(singles)) == 3  # the three runs really score differently
     for order in ([0, 1, 2], [2, 0, 1], [1, 1, 0]):
@@ -144,7 +144,9 @@ def spawned(monkeypatch):
     return calls
 
 
-def test_worker_processes_give_the_thread_output(runs, spawned):
+@pytest.mark.parametrize("parser", ["small", "regular"])  # the files' size picks "small"
+def test_worker_processes_give_the_thread_output(runs, spawned, parser, monkeypatch):
+    monkeypatch.setenv("RAGMETER_TREC_PARSER", parser)  # (the workers inherit it)
     for extra in ((), ("--json",), ("--csv", "-m", "all_trec")):
         order = [runs[2], runs[0], runs[1]]
         expected = _one(*extra, "--threads", "1", QRELS, *order)  # in this process
