@@ -176,3 +176,25 @@ def test_a_span_take_keeps_the_buffer():
     assert taken.buf is spans.buf
     assert taken.to_pylist() == [b"gamma-delta-epsilon", b"alpha"]
     assert taken[1] == b"alpha"
+
+
+def test_which_parse_each_input_takes(tmp_path, monkeypatch):
+    from ragmeter.io.trec import sizes
+
+    monkeypatch.delenv(sizes.PARSER_ENV, raising=False)
+    small = tmp_path / "small.run"
+    small.write_text("q1 Q0 d1 1 1.0 t\n")
+    medium = tmp_path / "medium.run"
+    medium.write_bytes(b"q1 Q0 d1 1 1.0 t\n" * (sizes.SMALL_BYTES // 17 + 1))
+    gz = tmp_path / "gzipped.run"
+    gz.write_bytes(b"\x1f\x8b" + b"\0" * 20)
+    assert sizes.use_plain([str(small), str(medium)])
+    assert (sizes.file_parser(str(small)), sizes.file_parser(str(medium))) == ("small", "regular")
+    assert not sizes.use_plain([str(small), "-"])  # stdin
+    assert not sizes.use_plain([str(small), str(gz)])  # gzip, whatever the name
+    monkeypatch.setattr(sizes, "PLAIN_BYTES", medium.stat().st_size - 1)
+    assert not sizes.use_plain([str(small), str(medium)])  # too large: the Arrow parse
+    monkeypatch.setenv(sizes.PARSER_ENV, "regular")
+    assert sizes.use_plain([str(medium)]) and sizes.file_parser(str(small)) == "regular"
+    monkeypatch.setenv(sizes.PARSER_ENV, "arrow")
+    assert not sizes.use_plain([str(small)])
