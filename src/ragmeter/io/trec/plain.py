@@ -7,6 +7,8 @@ the Arrow path, which accepts every form and names the line of every error.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ragmeter.io.files import display_name
 from ragmeter.io.trec.containers import Qrels, Run
 from ragmeter.io.trec.sizes import file_parser
@@ -16,31 +18,27 @@ __all__ = ["read_qrels_plain", "read_run_plain"]
 
 def read_run_plain(path: str) -> Run:
     """A TREC run file, ids as bytes or spans (not hashed)."""
-    if file_parser(path) == "small":
-        from ragmeter.io.trec.small import read_run_small
-
-        return read_run_small(path)
-    from ragmeter.io.trec.regular import read_run_regular
-
-    run = read_run_regular(path, display_name(path))
-    if run is not None:
-        return run
-    from ragmeter.io.trec.readers import read_run
-
-    return read_run(path, hash_input=False)
+    run: Run = _read(path, "run")
+    return run
 
 
 def read_qrels_plain(path: str) -> Qrels:
     """A TREC qrels file, ids as bytes or spans (not hashed)."""
+    qrels: Qrels = _read(path, "qrels")
+    return qrels
+
+
+def _read(path: str, kind: str) -> Any:
+    """``kind`` ("run" or "qrels") read by the parse its size and form call for."""
     if file_parser(path) == "small":
-        from ragmeter.io.trec.small import read_qrels_small
+        from ragmeter.io.trec import small
 
-        return read_qrels_small(path)
-    from ragmeter.io.trec.regular import read_qrels_regular
+        return getattr(small, f"read_{kind}_small")(path)
+    from ragmeter.io.trec import regular
 
-    qrels = read_qrels_regular(path, display_name(path))
-    if qrels is not None:
-        return qrels
-    from ragmeter.io.trec.readers import read_qrels
+    parsed = getattr(regular, f"read_{kind}_regular")(path, display_name(path))
+    if parsed is not None:
+        return parsed
+    from ragmeter.io.trec import readers
 
-    return read_qrels(path, hash_input=False)
+    return getattr(readers, f"read_{kind}")(path, hash_input=False)

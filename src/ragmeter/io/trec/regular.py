@@ -4,8 +4,8 @@ Nearly every run and qrels a system writes is *regular*: ASCII, every line holds
 expected fields separated by spaces or tabs, with no comment, blank or CR-ended line. Such a file
 is cut into fields with a few vectorised passes over its bytes; ids stay spans of the file's
 buffer (:class:`~ragmeter.io.trec.column.SpanColumn`), and scores and grades are converted from
-a byte matrix. For a medium-sized file (about 12,000 to 1.5M lines) this is faster than
-importing Arrow and starting its CSV reader (docs/retrieval.md#speed).
+a byte matrix. For a medium-sized file (512 KiB to 48 MB, about 12,000 to 1.2M run lines) this
+is faster than importing Arrow and starting its CSV reader (docs/retrieval.md#speed).
 
 Anything else returns ``None``, and the caller parses the file with the Arrow path, which
 accepts every form and reports every error with its line. A value this parse cannot convert
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import mmap
 import os
+from typing import Any
 
 import numpy as np
 
@@ -26,7 +27,7 @@ from ragmeter.io.trec.containers import Origin, Qrels, Run
 
 __all__ = ["read_qrels_regular", "read_run_regular"]
 
-# bytes after the data: an 8-byte word read at any id's start stays inside the buffer
+# zero bytes after a copied file's data: an 8-byte word read at any id's start stays inside
 _PAD = 16
 
 # 10**k, exact in float64 for k <= 22
@@ -49,10 +50,10 @@ _LINE = {k: np.array([1] * (k - 1) + [2], dtype=np.uint8) for k in (4, 6)}
 
 
 class _Text:
-    """A file's bytes, ending with a newline, then at least :data:`_PAD` bytes before the
-    buffer's end wherever a field may start: a memory map of the file (its pages come from
-    the page cache, several per fault, and none is copied) or, for a file not ending with a
-    newline or whose last fields lie too close to its end, a copy with a newline and padding."""
+    """A file's bytes up to a final newline, with 8 bytes or more after every id's start: a
+    memory map of the file (its pages come from the page cache, several per fault, and none is
+    copied) or, for a file not ending with a newline or whose last ids lie too close to its
+    end, a copy with a newline and padding."""
 
     def __init__(self, raw: mmap.mmap | bytearray, size: int) -> None:
         self.raw = raw  # find and rfind
@@ -277,9 +278,16 @@ def _last_field(text: _Text, n: int) -> bytes:
     return bytes(text.raw[start : text.size - 1]).split()[n]
 
 
-def _origin(path: str, name: str) -> Origin:
-    # no blank or comment line: row i is line i + 1, found by rescanning the file on demand
-    return Origin(name, path=path)
+def _columns(
+    text: _Text, starts: np.ndarray, ends: np.ndarray, path: str, name: str
+) -> dict[str, Any]:
+    """The qid and docno (the first two fields kept) as spans of the file, and the rows'
+    origin: with no blank or comment line, row i is line i + 1 (found on demand by a rescan)."""
+    return {
+        "qid": SpanColumn(text.buf, starts[:, 0], ends[:, 0]),
+        "docno": SpanColumn(text.buf, starts[:, 1], ends[:, 1]),
+        "origin": Origin(name, path=path),
+    }
 
 
 def read_run_regular(path: str, name: str) -> Run | None:
@@ -289,22 +297,16 @@ def read_run_regular(path: str, name: str) -> Run | None:
     if cut is None:
         return None
     text, starts, ends = cut
-    buf = text.buf
-    scores, left = _numbers(buf, starts[:, 2], ends[:, 2], dot=True)
+    scores, left = _numbers(text.buf, starts[:, 2], ends[:, 2], dot=True)
     for row in left.tolist():
-        token = buf[starts[row, 2] : ends[row, 2]].tobytes()
+        token = text.buf[starts[row, 2] : ends[row, 2]].tobytes()
         if not _NUMBER.fullmatch(token):
             return None  # not a number: the Arrow path names the line
         scores[row] = float(token)
     if left.size and not np.isfinite(scores[left]).all():
         return None  # out of range: refused with its line by the Arrow path
-    return Run(
-        qid=SpanColumn(buf, starts[:, 0], ends[:, 0]),
-        docno=SpanColumn(buf, starts[:, 1], ends[:, 1]),
-        score=scores,
-        runid=_last_field(text, 5).decode("ascii"),
-        origin=_origin(path, name),
-    )
+    runid = _last_field(text, 5).decode("ascii")
+    return Run(score=scores, runid=runid, **_columns(text, starts, ends, path, name))
 
 
 def read_qrels_regular(path: str, name: str) -> Qrels | None:
@@ -314,13 +316,7 @@ def read_qrels_regular(path: str, name: str) -> Qrels | None:
     if cut is None:
         return None
     text, starts, ends = cut
-    buf = text.buf
-    grades, left = _numbers(buf, starts[:, 2], ends[:, 2], dot=False)
+    grades, left = _numbers(text.buf, starts[:, 2], ends[:, 2], dot=False)
     if left.size or grades.min() < _INT32[0] or grades.max() > _INT32[1]:
         return None
-    return Qrels(
-        SpanColumn(buf, starts[:, 0], ends[:, 0]),
-        SpanColumn(buf, starts[:, 1], ends[:, 1]),
-        grades,
-        _origin(path, name),
-    )
+    return Qrels(grade=grades, **_columns(text, starts, ends, path, name))
