@@ -380,11 +380,8 @@ def _run(cfg: dict[str, Any]) -> tuple[str, list[str]]:
     def one(run_path: str) -> tuple[Any, list[str]]:
         return trec_runs.evaluate_one(evaluator, cfg, run_path, hashes)
 
-    if ahead is not None:
-        out, warns = trec_runs.evaluate_one(evaluator, cfg, run_paths[0], hashes, ahead=ahead)
-        return trec_runs.as_text(out), warns
     if not many:
-        out, warns = one(run_paths[0])
+        out, warns = trec_runs.evaluate_one(evaluator, cfg, run_paths[0], hashes, ahead=ahead)
         return trec_runs.as_text(out), warns
     from ragmeter.retrieval.multirun import map_runs
 
