@@ -5,10 +5,14 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import subprocess
 import sys
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -85,3 +89,21 @@ def invoke(*args: str) -> CliResult:
         except SystemExit as exc:  # a command that exits directly
             code = exc.code if isinstance(exc.code, int) else 1
     return CliResult(code, out.getvalue(), err.getvalue())
+
+
+@contextlib.contextmanager
+def warns(category: type[Warning], match: str) -> Iterator[list[tuple[str, type[Warning]]]]:
+    """``pytest.warns(category, match=...)`` for ragmeter's own warnings, recording the calls to
+    ``warnings.warn`` themselves. pytest.warns swaps the process-wide warnings filters, and so
+    do other threads of the session (a Dask client's event loop, a judge worker) whenever they
+    enter or leave ``warnings.catch_warnings``, which is not thread-safe before Python 3.14:
+    one leaving at the wrong moment made pytest.warns miss a warning now and then."""
+    seen: list[tuple[str, type[Warning]]] = []
+
+    def record(message: object, category: type[Warning] | None = None, *a: object, **k: object):
+        seen.append((str(message), category or UserWarning))
+
+    with mock.patch.object(warnings, "warn", record):
+        yield seen
+    found = [m for m, c in seen if issubclass(c, category) and re.search(match, m)]
+    assert found, f"no {category.__name__} matching {match!r} among {seen}"

@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 from ragmeter.judge import registry
+from tests.helpers import warns
 
 
 def test_the_old_name_warns_and_gives_the_same_mapping():
@@ -14,6 +13,6 @@ def test_the_old_name_warns_and_gives_the_same_mapping():
         "faithfulness_contradiction_rate",
     )
     assert registry.HEADLINE["answer_recall"] == "answer_correctness"
-    with pytest.warns(DeprecationWarning, match=r"FAMILIES is deprecated: use PIPELINE_OUTPUTS"):
+    with warns(DeprecationWarning, r"FAMILIES is deprecated: use PIPELINE_OUTPUTS"):
         assert registry.FAMILIES is registry.PIPELINE_OUTPUTS
     assert "FAMILIES" not in registry.__all__

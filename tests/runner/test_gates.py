@@ -8,6 +8,7 @@ from ragmeter.errors import UsageError
 from ragmeter.result import Aggregate
 from ragmeter.runner.config import GateRule
 from ragmeter.runner.gates import GATE_PROFILES, evaluate_rules, parse_rule
+from tests.helpers import warns
 
 
 def rule(kind, metric, threshold=None, **kw):
@@ -149,7 +150,7 @@ def test_the_old_name_of_the_gate_profiles_warns():
     import ragmeter.runner
     from ragmeter.runner import gates
 
-    with pytest.warns(DeprecationWarning, match="use GATE_PROFILES"):
+    with warns(DeprecationWarning, "use GATE_PROFILES"):
         assert gates.PROFILES is GATE_PROFILES
-    with pytest.warns(DeprecationWarning, match="use GATE_PROFILES"):
+    with warns(DeprecationWarning, "use GATE_PROFILES"):
         assert ragmeter.runner.PROFILES is GATE_PROFILES

@@ -8,6 +8,7 @@ import importlib
 import pytest
 
 from ragmeter.stats_choices import CORRECTION_FAMILIES
+from tests.helpers import warns
 
 
 @pytest.mark.parametrize(
@@ -16,7 +17,7 @@ from ragmeter.stats_choices import CORRECTION_FAMILIES
 def test_the_old_name_warns_and_gives_the_same_tuple(module):
     mod = importlib.import_module(module)
     assert mod.CORRECTION_FAMILIES == CORRECTION_FAMILIES == ("per_metric", "all")
-    with pytest.warns(DeprecationWarning, match=rf"^{module}\.FAMILIES is deprecated: use "):
+    with warns(DeprecationWarning, rf"^{module}\.FAMILIES is deprecated: use "):
         assert mod.FAMILIES is CORRECTION_FAMILIES
     assert "FAMILIES" not in mod.__all__
     with pytest.raises(AttributeError):

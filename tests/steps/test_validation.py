@@ -10,6 +10,7 @@ import pytest
 
 from ragmeter.steps import InputError, run_evaluation
 from ragmeter.warnings import RagmeterWarning
+from tests.helpers import warns
 
 SPARQL = "application/sparql-results+json"
 GOOD_SPARQL = json.dumps(
@@ -160,7 +161,7 @@ def test_duplicate_question_ids():
         {"template_id": "u", "questions": [{"id": "q1", "question_text": "b"}]},
     ]
     assert "question q1: id: duplicate question id" in error_of(reference)
-    with pytest.warns(RagmeterWarning, match="duplicate question id"):
+    with warns(RagmeterWarning, "duplicate question id"):
         results = run_evaluation(reference, ok_response(), compat="graphrag-eval-6")
     assert [r["template_id"] for r in results] == ["t", "u"]
     assert "duplicate question id" in error_of(reference, compat="graphrag-eval-6", strict=True)
