@@ -182,7 +182,7 @@ class Evaluator:
         joined = K.join_run(run, self.index, codes, (doc_codes, exact))
         del exact
         if require_overlap and not joined.any_judged:
-            raise self._no_overlap(run, joined)
+            raise self.no_overlap(run.name, joined.run_qids)
         check = K.DuplicateCheck(run, codes[1], codes=doc_codes)
         del doc_codes
         piece = K.rank_piece(joined, self.index, max_docs=opts.max_docs, ties=opts.ties)
@@ -293,12 +293,14 @@ class Evaluator:
             return np.ones(ctx.E, dtype=np.int64)
         return MEASURES[m.family](ctx, m)
 
-    def _no_overlap(self, run: Run, joined: K.JoinedRun) -> UsageError:
+    def no_overlap(self, run_name: str, run_qids: Iterable[bytes]) -> UsageError:
+        """The refusal of a run (``run_qids``: its distinct qids) that shares no query with
+        these qrels; the in-memory, streamed and spilled evaluations raise the same one."""
         return no_overlap_error(
             self.qrels.name,
-            run.name,
+            run_name,
             self.index.qids[:2],
-            sorted(joined.run_qids)[:2],
+            sorted(run_qids)[:2],
             complete=self.options.complete,
         )
 

@@ -200,7 +200,6 @@ def evaluate_hashed(
     ``evaluator``. A bucket too large for ``budget`` bytes, or much larger than the others, is
     reduced in parts (:mod:`ragmeter.retrieval.spill_split`).
     """
-    from ragmeter.retrieval.engine import no_overlap_error
     from ragmeter.retrieval.stream import _RunInfo
 
     with _sha256_meanwhile(run_path, hash_input) as sha:
@@ -221,16 +220,9 @@ def evaluate_hashed(
                         order.append(q)
         if info.lines == 0:
             raise InputError(_no_data(6), path=name)
-        index = evaluator.index
-        lookup = index.qid_lookup()
+        lookup = evaluator.index.qid_lookup()
         if not any(q in lookup for q in info.qids):
-            raise no_overlap_error(
-                evaluator.qrels.name,
-                name,
-                index.qids[:2],
-                sorted(info.qids)[:2],
-                complete=evaluator.options.complete,
-            )
+            raise evaluator.no_overlap(name, info.qids)
         by_bucket: dict[int, list[tuple[int, str, int, int]]] = {}
         for out in outs:
             for bucket, group, rows in out.groups:

@@ -23,8 +23,8 @@ import pyarrow as pa
 from ragmeter.errors import InputError, UsageError
 from ragmeter.io.files import GZIP_MAGIC, display_name, open_binary, sha256_file
 from ragmeter.io.trec import LineOffset, Run, _Input, run_from_input
+from ragmeter.io.trec.checks import _no_data
 from ragmeter.retrieval import kernels as K
-from ragmeter.retrieval.overlap import no_overlap_error
 from ragmeter.retrieval.result import RetrievalResult
 
 __all__ = ["Chunk", "evaluate_stream_with", "iter_chunks"]
@@ -242,7 +242,6 @@ def evaluate_stream_with(
         raise UsageError(f"--batch-rows needs an integer ≥ 1, not {batch_rows}", command="trec")
     name = display_name(source)
     info = _RunInfo(name)
-    index = evaluator.index
     finished: set[bytes] = set()
     pieces: list[K.RankPiece] = []
     unjudged: set[bytes] = set()
@@ -295,17 +294,9 @@ def evaluate_stream_with(
     if carried:
         evaluate_batch(_build(carried, name))
     if info.lines == 0:
-        raise InputError(
-            "no data lines (expected lines of 6 fields: qid Q0 docno rank score tag)", path=name
-        )
+        raise InputError(_no_data(6), path=name)
     if not pieces or not any((p.counts > 0).any() for p in pieces if p.counts.size):
-        raise no_overlap_error(
-            evaluator.qrels.name,
-            name,
-            index.qids[:2],
-            sorted(info.qids)[:2],
-            complete=evaluator.options.complete,
-        )
+        raise evaluator.no_overlap(name, info.qids)
     if hash_input and os.fspath(source) != "-":
         try:
             info.sha256 = sha256_file(source)
