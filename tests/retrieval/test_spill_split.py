@@ -130,7 +130,7 @@ def _outs(folder: Path, rows: dict[bytes, int], parts: int) -> list[SimpleNamesp
             column = pa.array(qids, pa.binary()).dictionary_encode()
             writer.write_table(pa.table([column], schema=schema), row_group_size=len(qids))
             groups.append((b, i, len(qids)))
-    return [SimpleNamespace(file=path, groups=tuple(groups))]
+    return [SimpleNamespace(index=0, file=path, groups=tuple(groups))]
 
 
 def test_a_bucket_that_killed_its_workers_is_cut_once_then_named(tmp_path):

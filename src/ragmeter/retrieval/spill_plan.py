@@ -223,15 +223,10 @@ def evaluate_hashed(
         lookup = evaluator.index.qid_lookup()
         if not any(q in lookup for q in info.qids):
             raise evaluator.no_overlap(name, info.qids)
-        by_bucket: dict[int, list[tuple[int, str, int, int]]] = {}
-        for out in outs:
-            for bucket, group, rows in out.groups:
-                assert out.file is not None
-                by_bucket.setdefault(bucket, []).append((out.index, out.file, group, rows))
         buckets = Buckets(outs, parts, budget)
         reduces = [
-            ReduceShard(b, path, name, tuple(ranges), tuple(by_bucket[b]), recipe, select)
-            for b in sorted(by_bucket)
+            ReduceShard(b, path, name, tuple(ranges), tuple(buckets.inputs[b]), recipe, select)
+            for b in sorted(buckets.inputs)
             for select in buckets.plan(b)
         ]
 

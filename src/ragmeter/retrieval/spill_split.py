@@ -152,12 +152,12 @@ class Buckets:
     def __init__(self, outs: Sequence[Any], parts: int, budget: int) -> None:
         self.parts = parts
         self.budget = budget
-        self.rows: dict[int, int] = {}
-        self._groups: dict[int, list[tuple[str, int]]] = {}
+        # each bucket's row groups, (block, file, row group, rows) in block order
+        self.inputs: dict[int, list[tuple[int, str, int, int]]] = {}
         for out in outs:
             for bucket, group, rows in out.groups:
-                self.rows[bucket] = self.rows.get(bucket, 0) + rows
-                self._groups.setdefault(bucket, []).append((out.file, group))
+                self.inputs.setdefault(bucket, []).append((out.index, out.file, group, rows))
+        self.rows = {b: sum(g[3] for g in groups) for b, groups in self.inputs.items()}
         mean = sum(self.rows.values()) / max(1, parts)
         # rows above which a bucket is split: SKEW × the mean, and what fits a worker; its
         # parts hold about the mean, or what fits with room for the same skew
@@ -170,7 +170,7 @@ class Buckets:
         import pyarrow.parquet as pq
 
         rows: dict[bytes, int] = {}
-        for file, group in self._groups.get(bucket, []):
+        for _block, file, group, _rows in self.inputs.get(bucket, []):
             qid = pq.ParquetFile(file).read_row_group(group, columns=["qid"]).column(0)
             for chunk in qid.chunks:
                 counts = np.bincount(
