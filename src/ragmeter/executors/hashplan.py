@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ragmeter.executors.base import Split
 from ragmeter.executors.plan import SHARDS_PER_WORKER
 from ragmeter.retrieval import spill, spill_plan
 
@@ -92,7 +93,7 @@ def evaluate_hash_on_executor(
     spill_plan.check_free_space(maps, run_path)
 
     def runner(
-        task: Callable[[Any], Any], shards: Sequence[Any], label: str, split: Any = None
+        task: Callable[[Any], Any], shards: Sequence[Any], label: str, split: Split | None = None
     ) -> Any:
         plan = work.plan(f"hash-{label}", task, shards, inputs=inputs)
         return run_resumable(executor, task, shards, label=label, plan=plan, split=split)

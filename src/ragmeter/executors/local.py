@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from ragmeter.executors.base import Split
+
 
 class LocalExecutor:
     """Runs each shard in the calling process, in order.
@@ -22,7 +24,7 @@ class LocalExecutor:
         shards: Sequence[Any],
         *,
         label: str = "shards",
-        split: Any = None,  # in one process, a shard that dies takes the command with it
+        split: Split | None = None,  # in one process, a shard that dies takes the command along
     ) -> Iterator[Any]:
         for shard in shards:
             yield task(shard)

@@ -24,6 +24,7 @@ from dataclasses import fields, is_dataclass
 from typing import Any
 
 from ragmeter.errors import UsageError
+from ragmeter.executors.base import Split
 
 MAX_AGE_S = 7 * 86400  # plan directories older than this are left-overs of abandoned runs
 _MIB = 1 << 20
@@ -225,7 +226,7 @@ def run_resumable(
     *,
     label: str,
     plan: PlanDir | None,
-    split: Any = None,
+    split: Split | None = None,
 ) -> Iterator[Any]:
     """``executor.run`` that skips the shards ``plan`` already holds and saves each new one.
 
@@ -233,9 +234,8 @@ def run_resumable(
     so a crash after it never recomputes it. ``split`` goes to ``executor.run`` (the retry of
     a shard that killed its workers).
     """
-    more = {"split": split} if split is not None else {}
     if plan is None:
-        yield from executor.run(task, shards, label=label, **more)
+        yield from executor.run(task, shards, label=label, split=split)
         return
     ready: dict[int, Any] = {}
     todo: list[int] = []
@@ -254,7 +254,11 @@ def run_resumable(
             f"{who}: resuming {label}: {len(ready)} of {len(shards)} shards finished by an "
             f"earlier run ({plan.path})\n"
         )
-    fresh = executor.run(task, [shards[i] for i in todo], label=label, **more) if todo else iter(())
+    fresh = (
+        executor.run(task, [shards[i] for i in todo], label=label, split=split)
+        if todo
+        else iter(())
+    )
     for i in range(len(shards)):
         if i in ready:
             yield ready.pop(i)

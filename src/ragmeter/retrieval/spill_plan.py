@@ -103,6 +103,7 @@ Runner = Callable[..., Iterable[Any]]
 def _in_process(
     task: Callable[[Any], Any], shards: Sequence[Any], label: str, split: Any = None
 ) -> Iterable[Any]:
+    # (``split`` unused: in one process, a shard that dies takes the command along)
     for shard in shards:
         yield task(shard)
 
