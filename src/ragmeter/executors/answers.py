@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
 from typing import Any
 
+from ragmeter.background import Background
 from ragmeter.errors import InputError, RagmeterError, UsageError
 from ragmeter.executors.base import Executor
 from ragmeter.executors.plan import LineShard, estimate_lines, is_gzip, line_shards, shard_count
@@ -188,7 +188,7 @@ def score_answers(
     workers: int = 1,
     progress: ProgressBar | None = None,
     work: Any = None,
-    planned: Future[list[LineShard]] | None = None,
+    planned: Background[list[LineShard]] | None = None,
 ) -> tuple[Any, list[str]]:
     """Read, check and score an answers JSONL file on ``executor``; returns the
     :class:`~ragmeter.answers.result.AnswersResult` and the warnings about keys that some rows
@@ -283,29 +283,26 @@ def answers_on(
         pass
     settings = answers_settings(keys, display_name(path), options)
     early = None
-    pool = ThreadPoolExecutor(1, thread_name_prefix="ragmeter-cut")
     if xsettings.workers and not xsettings.scheduler and path != "-" and not options.semantic:
         # a LocalCluster of known size: find the line starts while its workers start (about
-        # 1 s per 1M answers each; the cut reads the file and numpy releases the GIL)
-        early = pool.submit(plan_shards, path, settings, xsettings.workers, xsettings.partitions)
-    try:
-        # the driver keeps the finished shards: the workers need the input, not the work dir
-        with open_executor(xsettings, "answers", inputs=[path], workers_write=False) as (
-            work,
+        # 1 s per 1M answers each; the cut reads the file and numpy releases the GIL); a failed
+        # start leaves the cut to finish on its own
+        early = Background(plan_shards, path, settings, xsettings.workers, xsettings.partitions)
+    # the driver keeps the finished shards: the workers need the input, not the work dir
+    with open_executor(xsettings, "answers", inputs=[path], workers_write=False) as (
+        work,
+        executor,
+    ):
+        workers = xsettings.workers or executor.describe().get("workers") or 1
+        result, notes = score_answers(
             executor,
-        ):
-            workers = xsettings.workers or executor.describe().get("workers") or 1
-            result, notes = score_answers(
-                executor,
-                path,
-                settings,
-                partitions=xsettings.partitions,
-                workers=workers,
-                progress=progress,
-                work=work,
-                planned=early,
-            )
-            meta = executor.describe()
-    finally:  # a failed start leaves the cut to finish on its own
-        pool.shutdown(wait=False, cancel_futures=True)
+            path,
+            settings,
+            partitions=xsettings.partitions,
+            workers=workers,
+            progress=progress,
+            work=work,
+            planned=early,
+        )
+        meta = executor.describe()
     return result, notes, meta

@@ -8,7 +8,6 @@ this module cuts the run into their shards, runs them (in this process for ``rag
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import dataclasses
 import functools
@@ -23,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ragmeter.background import Background
 from ragmeter.errors import InputError, UsageError
 from ragmeter.io.files import GZIP_MAGIC, display_name, sha256_file
 from ragmeter.io.trec.checks import _no_data
@@ -155,7 +155,7 @@ def work_directory(root: str, *, keep: bool) -> Any:
 
 
 @contextlib.contextmanager
-def _sha256_meanwhile(path: str, wanted: bool) -> Iterator[concurrent.futures.Future[str] | None]:
+def _sha256_meanwhile(path: str, wanted: bool) -> Iterator[Background[str] | None]:
     """The file's SHA-256 (the JSON output reports it), read on a thread of this process while
     the plan's shards run (hashlib releases the GIL) instead of after them (3 s for 4 GB), and
     stopped early when the plan fails."""
@@ -163,11 +163,10 @@ def _sha256_meanwhile(path: str, wanted: bool) -> Iterator[concurrent.futures.Fu
         yield None
         return
     stop = threading.Event()
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        try:
-            yield pool.submit(sha256_file, path, stop=stop)
-        finally:
-            stop.set()
+    try:
+        yield Background(functools.partial(sha256_file, path, stop=stop))
+    finally:
+        stop.set()
 
 
 @dataclass
