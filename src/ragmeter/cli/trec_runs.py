@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ragmeter.background import Background
 
 # Runs of this many bytes in all repay starting worker interpreters (about 0.3 s of wall for
 # the imports and the qrels parse, in parallel): 50 runs of 100k lines are 180 MB.
@@ -87,7 +90,12 @@ def read_coded(run_path: str) -> tuple[Any, Any]:
 
 
 def evaluate_one(
-    evaluator: Any, cfg: dict[str, Any], run_path: str, hashes: bool, *, ahead: Any = None
+    evaluator: Any,
+    cfg: dict[str, Any],
+    run_path: str,
+    hashes: bool,
+    *,
+    ahead: Background[tuple[Any, Any]] | None = None,
 ) -> tuple[Any, list[str]]:
     """One run's output (text, or the JSON document as a dict) and its warnings. ``ahead``: a
     :class:`~ragmeter.background.Background` :func:`read_coded` of the run (read without
