@@ -51,19 +51,20 @@ oracle: $(ORACLE_VENV)/.installed
 # The floors of two dependencies, in one small git-ignored venv with the core, pytest,
 # pytest-timeout and hypothesis: mcp 1.24 (ragmeter mcp supports mcp 1.x because UltraRAG's
 # fastmcp pins mcp<2) for tests/mcp, and openai 1.40 (with httpx < 0.28, which openai releases
-# before 1.55.3 need) for the judge client's tests, which talk to a fake OpenAI-compatible
-# server on loopback: the client posts through the SDK's request layer, so its oldest supported
-# release is tested, not assumed.
+# before 1.55.3 need) and aiohttp 3.9 for the judge client's tests, which talk to a fake
+# OpenAI-compatible server on loopback: the client takes its URL and headers from the SDK and
+# posts over aiohttp, so the oldest supported releases are tested, not assumed.
 MCP1_VENV := .venv-mcp1
 $(MCP1_VENV)/.installed: pyproject.toml
 	rm -rf $(MCP1_VENV) && $(PYTHON) -m venv $(MCP1_VENV)
 	$(MCP1_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
-	  -e . 'mcp==1.24.*' 'openai==1.40.*' 'httpx<0.28' pytest pytest-timeout hypothesis
+	  -e . 'mcp==1.24.*' 'openai==1.40.*' 'httpx<0.28' 'aiohttp==3.9.*' pytest pytest-timeout \
+	  hypothesis
 	touch $@
 
 test-mcp-compat: $(MCP1_VENV)/.installed
 	$(MCP1_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/mcp \
-	  tests/judge/test_runtime.py tests/judge/test_hostile_endpoint.py tests/judge/test_client_pools.py
+	  tests/judge/test_runtime.py tests/judge/test_hostile_endpoint.py tests/judge/test_transport.py
 
 # The demo's tasks need the core plus ragmeter[semantic] (the bundled MiniLM embedder), and its
 # dashboard ragmeter[web]; the dev set already includes both.

@@ -76,6 +76,8 @@ class Request:
     scenario: str | None
     repair: bool
     digest: str  # sha256 of the canonical body (same request → same digest)
+    path: str = ""  # the request's path and query
+    client_port: int = 0  # the client's side of the connection it came on
 
     @property
     def messages(self) -> list[dict[str, str]]:
@@ -570,6 +572,8 @@ class _Handler(BaseHTTPRequestHandler):
                 scenario=tag.group(1) if tag else None,
                 repair=any(m["role"] == "assistant" for m in messages),
                 digest=digest,
+                path=self.path,
+                client_port=self.client_address[1],
             )
             if fake.record:
                 with fake.lock:

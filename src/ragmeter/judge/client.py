@@ -1,14 +1,15 @@
 """The client layer (docs/judge.md): one protocol, the OpenAI-compatible client, error classes.
 
 :class:`OpenAIJudgeClient` talks Chat Completions to any OpenAI-compatible ``base_url``
-(OpenAI, vLLM, Ollama, the llama.cpp server, LM Studio) through the ``openai`` SDK with the
-SDK's own retries off, so that the runtime counts attempts, keeps the ledger and classifies
+(OpenAI, vLLM, Ollama, the llama.cpp server, LM Studio): the ``openai`` SDK gives the URL and
+the headers, and :mod:`ragmeter.judge.transport` sends the request over aiohttp, without
+retries of its own, so that the runtime counts attempts, keeps the ledger and classifies
 errors. It negotiates what the endpoint supports (structured mode, ``max_tokens`` spelling,
 ``temperature``) from 400 replies, adapts, resends, and remembers the result for the endpoint.
 
 It reads the HTTP-200 body itself (:func:`decode_reply`, here so that the client never imports
 :mod:`ragmeter.judge.replies`, which builds on the client's types) instead of
-trusting the SDK's model, so that whatever an endpoint or a proxy in front of it sends (a
+trusting a typed model, so that whatever an endpoint or a proxy in front of it sends (a
 cut-off body, an HTML page, ``null``, an error object, a ``content`` that is not text) becomes
 a classified error, and it stops reading a body at ``max_reply_bytes``.
 """
@@ -16,8 +17,6 @@ a classified error, and it stops reading a body at ``max_reply_bytes``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import importlib
 import json
 import threading
 import time
@@ -25,6 +24,12 @@ from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from ragmeter.judge.call_errors import (
+    FatalJudgeError,
+    ReplyTooLarge,
+    RequestRejected,
+    TransientError,
+)
 from ragmeter.judge.negotiation import (
     _DOWNGRADE,
     _UNSUPPORTED,
@@ -33,6 +38,7 @@ from ragmeter.judge.negotiation import (
     effective_params,
 )
 from ragmeter.judge.secrets import Redactor
+from ragmeter.judge.transport import Transport, status_error
 
 __all__ = [
     "FatalJudgeError",
@@ -83,52 +89,9 @@ class JudgeClient(Protocol):
     async def aclose(self) -> None: ...
 
 
-class TransientError(Exception):
-    """A failure worth retrying: ``kind`` is timeout, connection, rate_limit, server or
-    bad_reply (an HTTP-200 body that is not a chat completion: an endpoint fault)."""
-
-    def __init__(self, kind: str, retry_after: float | None = None, label: str = "") -> None:
-        self.kind = kind
-        self.retry_after = retry_after
-        self.label = label or kind
-        super().__init__(self.label)
-
-
-class RequestRejected(Exception):
-    """HTTP 400/413/422 for this sample's request: the sample becomes ``refused``."""
-
-    def __init__(self, status: int, message: str) -> None:
-        self.status = status
-        self.message = message
-        super().__init__(f"HTTP {status}: {message}")
-
-
-class FatalJudgeError(Exception):
-    """Every further call would fail the same way (401, 403, 404, exhausted quota): stop."""
-
-
-class ReplyTooLarge(Exception):
-    """The HTTP-200 body passed ``limit`` bytes; the rest was not read."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        super().__init__(f"reply_too_large: the reply has more than {limit} bytes")
-
-
-SHARD_CALLS = 8  # calls in flight per SDK client before another client is started
-MAX_SHARDS = 64
-
-
-@dataclass
-class _Shard:
-    """One SDK client (its own connection pool) and the calls it has in flight."""
-
-    sdk: Any
-    in_flight: int = 0
-
-
 class OpenAIJudgeClient:
-    """The default client: ``openai.AsyncOpenAI`` against an OpenAI-compatible base URL."""
+    """The default client: Chat Completions against an OpenAI-compatible base URL, with the
+    ``openai`` SDK's URL and headers."""
 
     def __init__(
         self,
@@ -143,57 +106,19 @@ class OpenAIJudgeClient:
         redactor: Redactor | None = None,
         max_reply_bytes: int | None = None,
     ) -> None:
-        import openai
-
-        self._openai = openai
         self.max_reply_bytes = max_reply_bytes
         self.model = model
         self.base_url = base_url
         self.negotiation = Negotiation.start(structured, negotiation)
         self.extra_params = dict(extra_params or {})
         self.redact = redactor or Redactor([api_key])
-        self._settings = {"base_url": base_url, "api_key": api_key or "EMPTY", "timeout": timeout_s}
-        self._shards: list[_Shard] = []
-        self._tls: Any = None
-        self._loop: Any = None
+        self._transport = Transport(
+            base_url=base_url, api_key=api_key or "EMPTY", timeout_s=timeout_s
+        )
         self._lock = threading.Lock()
 
-    def _shard(self) -> _Shard:
-        """The SDK client with the fewest calls in flight, a new one when each has
-        :data:`SHARD_CALLS` (up to :data:`MAX_SHARDS`).
-
-        httpx's connection pool examines every open connection against every other one each
-        time a request starts or ends, a cost quadratic in the calls in flight: at 64 it was
-        most of a call's CPU time. Small pools keep that cost flat (docs/scaleout.md).
-        """
-        # the SDK's connection pool belongs to one event loop; a new loop gets new clients
-        loop = asyncio.get_running_loop()
-        if self._loop is not loop:
-            self._shards = []
-            self._loop = loop
-        best = min(self._shards, key=lambda shard: shard.in_flight, default=None)
-        if best is None or (best.in_flight >= SHARD_CALLS and len(self._shards) < MAX_SHARDS):
-            best = _Shard(self._new_sdk())
-            self._shards.append(best)
-        return best
-
-    def _new_sdk(self) -> Any:
-        openai = self._openai
-        if self._tls is None:
-            # One TLS context for every client: building one (the CA bundle) costs ~60 ms.
-            # ``create_ssl_context()`` is what the SDK's HTTP library (httpx, or the httpx2
-            # that later SDK releases ship) builds by default, environment variables included.
-            http = importlib.import_module(openai.DefaultAsyncHttpxClient.__mro__[1].__module__)
-            self._tls = http.create_ssl_context()
-        client = openai.DefaultAsyncHttpxClient(verify=self._tls)
-        return openai.AsyncOpenAI(max_retries=0, http_client=client, **self._settings)
-
     async def aclose(self) -> None:
-        if self._shards and self._loop is asyncio.get_running_loop():
-            for shard in self._shards:
-                with contextlib.suppress(Exception):
-                    await shard.sdk.close()
-        self._shards = []
+        await self._transport.aclose()
 
     def _kwargs(self, req: JudgeRequest, neg: Negotiation) -> dict[str, Any]:
         kw: dict[str, Any] = {"model": self.model, "messages": req.messages}
@@ -252,123 +177,29 @@ class OpenAIJudgeClient:
         return False
 
     async def complete(self, req: JudgeRequest) -> JudgeResponse:
-        openai = self._openai
         for _ in range(8):  # each adaptation is one-way, so this always ends
             with self._lock:
                 neg = Negotiation(**self.negotiation.__dict__)
             kw = self._kwargs(req, neg)
+            body = dict(kw)
+            body.update(body.pop("extra_body", None) or {})
             t0 = time.perf_counter()
-            try:
-                body = await self._post(kw, req.timeout_s)
-            except openai.APITimeoutError:
-                raise TransientError("timeout", None, "read timeout") from None
-            except openai.APIConnectionError:
-                raise TransientError("connection", None, "connection error") from None
-            except openai.APIStatusError as exc:
-                message = _error_message(exc)
-                if exc.status_code == 400 and self._adapt(message, neg, kw):
+            status, headers, content = await self._transport.post(
+                body, req.timeout_s, self.max_reply_bytes
+            )
+            if status >= 400:
+                message, code = status_error(status, content)
+                if status == 400 and self._adapt(message, neg, kw):
                     continue
-                raise classify_status(
-                    exc.status_code, message, _headers(exc), _error_code(exc), self.redact
-                ) from None
+                raise classify_status(status, message, headers, code, self.redact)
             latency = (time.perf_counter() - t0) * 1000.0
             return decode_reply(
-                body,
+                content,
                 latency,
                 effective_params(req.params, neg, has_schema=req.schema is not None),
                 self.redact,
             )
         raise RequestRejected(400, "the endpoint kept rejecting the request")
-
-    async def _post(self, kw: Mapping[str, Any], timeout_s: float) -> bytes:
-        """Send the request and read the raw body, at most ``max_reply_bytes`` of it."""
-        body = dict(kw)
-        options: dict[str, Any] = {
-            # the SDK hands back the response unread, as ``with_streaming_response`` does
-            "headers": {"X-Stainless-Raw-Response": "stream"},
-            "timeout": timeout_s,
-        }
-        extra = body.pop("extra_body", None)
-        if extra:
-            options["extra_json"] = extra
-        # ``post`` rather than ``chat.completions.create``: the SDK's type-driven transform of
-        # the parameters (a no-op for the plain JSON sent here) took more time per call than
-        # the rest of the runtime together (docs/scaleout.md, "The judge across workers")
-        shard = self._shard()
-        shard.in_flight += 1
-        try:
-            raw = await shard.sdk.post(
-                "/chat/completions", cast_to=object, body=body, options=options
-            )
-            return await self._read(raw)
-        finally:
-            shard.in_flight -= 1
-
-    async def _read(self, raw: Any) -> bytes:
-        """The body of a response the SDK handed back unread; closed in any case."""
-        try:
-            limit = self.max_reply_bytes
-            chunks: list[bytes] = []
-            size = 0
-            # the SDK maps transport errors to its own classes only up to the headers; the
-            # body is read here, so its errors are mapped here
-            try:
-                async for chunk in raw.iter_bytes():
-                    size += len(chunk)
-                    if limit is not None and size > limit:
-                        raise ReplyTooLarge(limit)
-                    chunks.append(chunk)
-            except Exception as exc:
-                mapped = _body_error(exc)
-                if mapped is None:
-                    raise
-                raise mapped from None
-            return b"".join(chunks)
-        finally:
-            # leaving early closes the connection: the rest of an oversized body is never read
-            await raw.close()
-
-
-def _body_error(exc: BaseException) -> TransientError | None:
-    """An error of the HTTP library while the body was read, as the runtime's class.
-
-    Matched by class name, since SDK releases ship different HTTP libraries (``httpx``,
-    ``httpx2``) with the same exception hierarchy.
-    """
-    names = {c.__name__ for c in type(exc).__mro__}
-    if "TimeoutException" in names:
-        return TransientError("timeout", None, "read timeout")
-    if "DecodingError" in names:
-        return TransientError("bad_reply", None, "HTTP 200 with a body that cannot be decoded")
-    if names & {"TransportError", "RequestError", "HTTPError"}:
-        return TransientError("connection", None, "connection lost while reading the reply")
-    return None
-
-
-def _headers(exc: Any) -> Mapping[str, str]:
-    resp = getattr(exc, "response", None)
-    return dict(resp.headers) if resp is not None else {}
-
-
-def _error_code(exc: Any) -> str | None:
-    body = getattr(exc, "body", None)
-    if isinstance(body, Mapping):
-        err = body.get("error", body)
-        if isinstance(err, Mapping):
-            code = err.get("code") or err.get("type")
-            return str(code) if code else None
-    return getattr(exc, "code", None)
-
-
-def _error_message(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, Mapping):
-        err = body.get("error", body)
-        if isinstance(err, Mapping) and err.get("message"):
-            return str(err["message"])
-        if isinstance(err, str):
-            return err
-    return str(getattr(exc, "message", None) or exc)
 
 
 def classify_status(

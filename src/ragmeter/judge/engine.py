@@ -327,6 +327,9 @@ async def aevaluate(
             embedder=embedder_meta,
         )
     finally:
+        if client is not None:
+            # after a failure or an interrupt too: its connections belong to this loop
+            await client.aclose()
         if own_cache:
             cache.close()
 
