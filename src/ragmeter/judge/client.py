@@ -330,10 +330,10 @@ def decode_reply(
     'hi'
     >>> decode_reply(b"<html>502 Bad Gateway</html>", 1.0, {})
     Traceback (most recent call last):
-    ragmeter.judge.client.TransientError: HTTP 200 with an HTML page instead of JSON
-    >>> decode_reply(b"[1,2,3]", 1.0, {})
+    ragmeter.judge.call_errors.TransientError: HTTP 200 with an HTML page instead of JSON
+    >>> decode_reply(b"[1,2,3]", 1.0, {})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    ragmeter.judge.client.TransientError: HTTP 200 with a JSON array instead of a chat completion
+    ragmeter.judge.call_errors.TransientError: HTTP 200 with a JSON array instead of a chat ...
     """
     text = body.decode("utf-8", errors="replace").strip()
     if not text:

@@ -6,7 +6,7 @@ takes a concurrency slot and sends it, retrying transient errors with backoff. T
 committed to the cache at once (valid or not), a ledger row is written, and the reply is
 parsed and validated; a ``length`` finish is retried once with doubled ``max_tokens`` and an
 invalid reply gets one repair call. The outcome is a status of docs/judge.md, never an exception,
-except :class:`~ragmeter.judge.client.FatalJudgeError`, which stops the run.
+except :class:`~ragmeter.judge.call_errors.FatalJudgeError`, which stops the run.
 
 Two bounds hold against any endpoint: ``timeout_s`` caps one attempt's total time and
 ``deadline_s`` the whole call across attempts, however slowly the bytes arrive; and a reply
