@@ -168,6 +168,30 @@ def _writer(target: str, me: int, start: object, errors: object) -> None:
         errors.put(f"{type(exc).__name__}: {exc}")  # type: ignore[attr-defined]
 
 
+def test_opening_a_database_in_use_waits_for_no_writer(pg_cluster):
+    """A worker opens the cache while another holds a write open on it: the tables exist, so
+    the opening only reads (index creation would wait for that write, and two such waits
+    deadlocked two workers)."""
+    import threading
+
+    url = pg_cluster.new_database()
+    writer = open_cache(url)
+    writer._begin()
+    writer.db.execute("LOCK TABLE judge_cache IN ROW EXCLUSIVE MODE")
+    opened: list[JudgeCache] = []
+    t = threading.Thread(target=lambda: opened.append(open_cache(url)), daemon=True)
+    t.start()
+    t.join(10)
+    try:
+        assert opened, "opening the cache waited for another connection's open write"
+        assert opened[0].get("k") is None
+    finally:
+        writer.commit()
+        t.join(10)
+        for db in [writer, *opened]:
+            db.close()
+
+
 def test_two_processes_writing_the_same_keys_never_fail(target):
     ctx = multiprocessing.get_context("spawn")
     start, errors = ctx.Barrier(2), ctx.Queue()

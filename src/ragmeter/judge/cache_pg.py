@@ -147,6 +147,15 @@ class _Conn:
         self.conn.close()
 
 
+def _schema_version(conn: Any) -> str | None:
+    """The stored schema version, or None when the database has no ragmeter tables yet."""
+    with conn.transaction():
+        if conn.execute("SELECT to_regclass('meta')").fetchone()[0] is None:
+            return None
+        row = conn.execute("SELECT v FROM meta WHERE k = 'schema_version'").fetchone()
+    return None if row is None else str(row[0])
+
+
 def _final_commit(conn: Any) -> None:
     try:
         from psycopg.pq import TransactionStatus
@@ -195,21 +204,29 @@ class PgJudgeCache(JudgeCache):
         self._finalizer = weakref.finalize(self, _final_commit, conn)
 
     def _create(self, conn: Any) -> None:
-        """The tables and the schema version, once, whoever else opens the database now."""
-        with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
-            for statement in _DDL:
-                conn.execute(statement)
-            # first writer wins; everyone reads back what is stored
-            conn.execute(
-                "INSERT INTO meta (k, v) VALUES ('schema_version', %s) ON CONFLICT (k) DO NOTHING",
-                (SCHEMA_VERSION,),
-            )
-            row = conn.execute("SELECT v FROM meta WHERE k = 'schema_version'").fetchone()
-        if row[0] != SCHEMA_VERSION:
+        """The tables and the schema version, once, whoever else opens the database now.
+
+        A database that has them is only read: ``CREATE INDEX IF NOT EXISTS`` takes a lock on
+        its table even when the index exists, which waits for every open write there, so
+        workers opening the cache while others write to it could deadlock."""
+        version = _schema_version(conn)
+        if version is None:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
+                for statement in _DDL:
+                    conn.execute(statement)
+                # first writer wins; everyone reads back what is stored
+                conn.execute(
+                    "INSERT INTO meta (k, v) VALUES ('schema_version', %s) "
+                    "ON CONFLICT (k) DO NOTHING",
+                    (SCHEMA_VERSION,),
+                )
+            version = _schema_version(conn)
+        if version != SCHEMA_VERSION:
             conn.close()
             raise InputError(
-                f"judge cache schema version {row[0]} is not supported (expected {SCHEMA_VERSION})",
+                f"judge cache schema version {version} is not supported (expected "
+                f"{SCHEMA_VERSION})",
                 path=self._shown,
             )
 
