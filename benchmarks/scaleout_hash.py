@@ -178,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--skip-inmemory", action="store_true")
+    ap.add_argument("--skip-spill", action="store_true", help="only the two Dask contenders")
     ap.add_argument("--worker-memory", default="2GiB")
     a = ap.parse_args(argv)
     lines = _lines(a.lines)
@@ -208,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         ],
         "in-process --stream --spill": [*base, "--stream", "--spill", str(spill_dir)],
     }
+    if a.skip_spill:
+        del contenders["in-process --stream --spill"]
     if not a.skip_inmemory:
         contenders = {"in-process, in memory": base, **contenders}
     figures: dict[str, list[tuple[float, int, list[int]]]] = {k: [] for k in contenders}

@@ -123,13 +123,15 @@ class MapShard:
 @dataclass(frozen=True)
 class MapOut:
     """What the driver keeps of a map block: its Parquet file and row groups ``(bucket, row
-    group, rows)``, its row count, its distinct qids in order of first appearance, its runid."""
+    group, rows)``, its row count, its distinct qids in order of first appearance (an Arrow
+    binary array: the driver finds the run's order with one ``unique`` over every block's,
+    where a Python loop over 64 blocks × 100,000 qids took seconds), its runid."""
 
     index: int
     file: str | None
     groups: tuple[tuple[int, int, int], ...]
     rows: int
-    qids: tuple[bytes, ...]
+    qids: pa.Array
     runid: str
 
 
@@ -139,12 +141,12 @@ def map_block(shard: MapShard) -> MapOut:
     run = run_from_input(inp, allow_empty=True, trim=False)
     del inp
     if run is None:
-        return MapOut(shard.index, None, (), 0, (), "")
+        return MapOut(shard.index, None, (), 0, pa.array([], pa.binary()), "")
     qids, codes = _qid_codes(run.qid)
     n = len(run)
     first_row = np.full(len(qids), n, dtype=np.int64)
     np.minimum.at(first_row, codes, np.arange(n, dtype=np.int64))  # O(n), where a sort is not
-    appearance = tuple(qids[c] for c in np.argsort(first_row).tolist())
+    appearance = pa.array(qids, pa.binary()).take(np.argsort(first_row))
     qbucket = np.fromiter((bucket_of(q, shard.parts) for q in qids), np.int64, len(qids))
     row_bucket = qbucket[codes]
     order = _stable_argsort_codes(row_bucket)  # stable: file order inside each bucket

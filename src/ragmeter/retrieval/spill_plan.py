@@ -21,9 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from ragmeter.background import Background
 from ragmeter.errors import InputError, UsageError
+from ragmeter.io.arrowutil import lazy_compute as pc
 from ragmeter.io.files import GZIP_MAGIC, display_name, sha256_file
 from ragmeter.io.trec.checks import _no_data
 from ragmeter.retrieval.kernels.ranking import RankPiece
@@ -209,15 +211,17 @@ def evaluate_hashed(
         maps = [MapShard(i, path, name, a, b, parts, work_dir) for i, (a, b) in enumerate(ranges)]
         outs: list[MapOut] = list(runner(map_task, maps, "map"))
         info = _RunInfo(name)
-        order: list[bytes] = []
+        firsts = []
         for out in outs:
             if out.rows:
                 info.lines += out.rows
                 info.runid = out.runid
-                for q in out.qids:
-                    if q not in info.qids:
-                        info.qids.add(q)
-                        order.append(q)
+                firsts.append(out.qids)
+        # unique keeps the first appearance, in block order: the qids in file order
+        order: list[bytes] = (
+            pc.unique(pa.chunked_array(firsts, pa.binary())).to_pylist() if firsts else []
+        )
+        info.qids = set(order)
         if info.lines == 0:
             raise InputError(_no_data(6), path=name)
         lookup = evaluator.index.qid_lookup()
