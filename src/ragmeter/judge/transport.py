@@ -122,7 +122,8 @@ class Transport:
 
     def _drop(self) -> None:
         """Forget a session of another (usually finished) loop without awaiting it: its
-        sockets are closed now, and nothing warns later of an unclosed session."""
+        connections are closed now if that loop still runs, else when collected, and aiohttp
+        never warns of an unclosed session or connector."""
         session, self._session, self._loop = self._session, None, None
         if session is None:
             return
