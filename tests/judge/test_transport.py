@@ -25,6 +25,18 @@ def _request(i: int, timeout_s: float = 10.0) -> JudgeRequest:
     )
 
 
+def _once(client: OpenAIJudgeClient, req: JudgeRequest | None = None) -> None:
+    """One call on a loop of its own, the client closed after it."""
+
+    async def go() -> None:
+        try:
+            await client.complete(req or _request(0))
+        finally:
+            await client.aclose()
+
+    asyncio.run(go())
+
+
 def _sdk(base_url: str):
     import openai
 
@@ -57,15 +69,7 @@ def test_a_query_in_the_base_url_stays_after_the_path():
 def test_the_headers_are_the_sdks(fake, monkeypatch):
     monkeypatch.setenv("OPENAI_ORG_ID", "org-42")
     monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-7")
-    judge = OpenAIJudgeClient(base_url=fake.url, model="judge-test-model", api_key=SENTINEL_KEY)
-
-    async def go() -> None:
-        try:
-            await judge.complete(_request(0))
-        finally:
-            await judge.aclose()
-
-    asyncio.run(go())
+    _once(OpenAIJudgeClient(base_url=fake.url, model="judge-test-model", api_key=SENTINEL_KEY))
     (req,) = fake.requests
     sdk = _sdk(fake.url)
     sdk_headers = {**sdk.default_headers, **sdk.auth_headers}.items()
@@ -105,13 +109,7 @@ def test_no_session_is_left_open(fake, caplog):
         warnings.simplefilter("always")
         asyncio.run(judge.complete(_request(0)))  # this loop ends with its session open
 
-        async def second(client: OpenAIJudgeClient) -> None:
-            try:
-                await client.complete(_request(1))
-            finally:
-                await client.aclose()
-
-        asyncio.run(second(judge))
+        _once(judge, _request(1))
         del judge
         gc.collect()
     assert len(fake.requests) == 2
@@ -134,14 +132,8 @@ def test_a_read_timeout_is_transient(fake):
         timeout_s=0.2,
     )
 
-    async def go() -> None:
-        try:
-            await judge.complete(req)
-        finally:
-            await judge.aclose()
-
     with pytest.raises(TransientError) as err:
-        asyncio.run(go())
+        _once(judge, req)
     assert (err.value.kind, err.value.label) == ("timeout", "read timeout")
 
 
@@ -155,14 +147,8 @@ def test_a_refused_connection_is_transient():
         base_url=f"http://127.0.0.1:{port}/v1", model="m", api_key=SENTINEL_KEY
     )
 
-    async def go() -> None:
-        try:
-            await judge.complete(_request(0))
-        finally:
-            await judge.aclose()
-
     with pytest.raises(TransientError) as err:
-        asyncio.run(go())
+        _once(judge)
     assert (err.value.kind, err.value.label) == ("connection", "connection error")
 
 
@@ -235,20 +221,13 @@ def test_a_proxy_from_the_environment_carries_the_requests(fake, monkeypatch):
     judge = OpenAIJudgeClient(
         base_url="http://judge.invalid/v1", model="judge-test-model", api_key=SENTINEL_KEY
     )
-
-    async def go(client: OpenAIJudgeClient) -> None:
-        try:
-            await client.complete(_request(0))
-        finally:
-            await client.aclose()
-
-    asyncio.run(go(judge))
+    _once(judge)
     assert [r.path for r in fake.requests] == ["http://judge.invalid/v1/chat/completions"]
     monkeypatch.setenv("NO_PROXY", "judge.invalid")
     exempt = OpenAIJudgeClient(
         base_url="http://judge.invalid/v1", model="judge-test-model", api_key=SENTINEL_KEY
     )
     with pytest.raises(TransientError) as err:
-        asyncio.run(go(exempt))
+        _once(exempt)
     assert err.value.kind == "connection"
     assert len(fake.requests) == 1

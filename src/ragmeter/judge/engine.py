@@ -326,10 +326,13 @@ async def aevaluate(
             rubric_steps=rubric_steps,
             embedder=embedder_meta,
         )
-    finally:
+    except BaseException:
         if client is not None:
-            # after a failure or an interrupt too: its connections belong to this loop
+            # closed by rt.aclose() on success; after a failure or an interrupt, here, on the
+            # loop its connections belong to
             await client.aclose()
+        raise
+    finally:
         if own_cache:
             cache.close()
 
