@@ -194,3 +194,45 @@ def test_a_work_dir_the_workers_cannot_see_is_one_line(tmp_path, driver_only, sc
         "filesystem shared by all workers)\n"
     )
     assert os.listdir(tmp_path / "work") == ["payloads"]  # the probe was removed
+
+
+def _worker_settings() -> tuple[dict[str, str | None], str, str, int]:
+    import logging
+
+    import dask
+
+    return (
+        {k: os.environ.get(k) for k in dask_executor.KEEP_FREED_MEMORY},
+        dask.config.get("distributed.admin.tick.interval"),
+        dask.config.get("distributed.worker.memory.monitor-interval"),
+        logging.getLogger("distributed").getEffectiveLevel(),
+    )
+
+
+def test_the_local_cluster_settings_reach_its_workers(monkeypatch):
+    """The workers of the LocalCluster ragmeter starts keep the memory they free (the
+    allocators' variables are set before their processes start; one the user set wins), time
+    their event loop once a second, and log nothing below CRITICAL. The variables the nannies
+    set in the driver's environment to start them are taken out again."""
+    pytest.importorskip("distributed")
+    import logging
+
+    monkeypatch.setenv("MIMALLOC_PURGE_DELAY", "25")
+    before = dict(os.environ)
+    with DaskExecutor(ExecutorSettings(kind="dask", workers=1), command="answers") as ex:
+        assert dict(os.environ) == before
+        seen = list(ex.client.run(_worker_settings).values())
+    assert dict(os.environ) == before
+    assert seen == [
+        (
+            {
+                "MALLOC_TRIM_THRESHOLD_": "268435456",
+                "MALLOC_TOP_PAD_": "67108864",
+                "MALLOC_MMAP_THRESHOLD_": "67108864",
+                "MIMALLOC_PURGE_DELAY": "25",
+            },
+            "1s",
+            "250ms",
+            logging.CRITICAL,
+        )
+    ]

@@ -3,8 +3,10 @@
 Imported only when a Dask executor is asked for. It starts a LocalCluster (worker processes of
 one thread each on 127.0.0.1, dashboard off) or connects to an existing scheduler, checks that
 the workers run the same ragmeter, numpy, pyarrow and scipy as the driver, and submits shards
-progressively. Dask's own log messages are kept below ERROR so that no traceback of theirs
-reaches the user; failures become one-line :class:`~ragmeter.errors.UsageError` messages.
+progressively. Dask's own log messages are kept below ERROR (below CRITICAL on the workers of
+our LocalCluster) so that no traceback of theirs reaches the user; failures become one-line
+:class:`~ragmeter.errors.UsageError` messages. Our LocalCluster's settings are in
+docs/scaleout.md, "The LocalCluster's settings".
 """
 
 from __future__ import annotations
@@ -37,14 +39,37 @@ WORKER_ENV = {
     "OMP_NUM_THREADS": "1",
     "OPENBLAS_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
-    # a failing shard is reported once, in one line, by the driver: not by each worker's log
-    "DASK_LOGGING__DISTRIBUTED": "error",
 }
-# Dask's statistical profiler samples the running task's stack every 10 ms, on the worker's
-# event loop, for a dashboard our LocalCluster does not serve: on pure-Python tasks (answers'
-# scoring) that is CPU and GIL time taken from the task. The nannies hand the driver's config
-# to their workers, so it is set around the cluster's start.
-LOCAL_CONFIG = {"distributed.worker.profile.enabled": False}
+# The C allocators of a worker read these when its process starts. Dask's default
+# (MALLOC_TRIM_THRESHOLD_=65536) also pins glibc's mmap threshold at 128 KiB, so each array
+# over 128 KiB is mapped afresh and faults its pages in again, and mimalloc (pyarrow's pool)
+# hands freed pages back after 10 ms. Our workers live for one command: keeping freed memory
+# for the next shard made the hash plan about 30% and the randomization tests 20% faster
+# (docs/scaleout.md, "The LocalCluster's settings"). A variable set in the environment wins.
+KEEP_FREED_MEMORY = {
+    "MALLOC_TRIM_THRESHOLD_": str(256 << 20),
+    "MALLOC_TOP_PAD_": str(64 << 20),
+    "MALLOC_MMAP_THRESHOLD_": str(64 << 20),
+    "MIMALLOC_PURGE_DELAY": "-1",
+}
+# Read by a worker when its process starts (which ``WORKER_ENV`` is too late for: Dask sets up
+# its logging on import). A failing shard is reported once, in one line, by the driver: not by
+# each worker's log, nor the lost heartbeat a worker may log while the cluster closes.
+PRE_SPAWN_ENV = {**KEEP_FREED_MEMORY, "DASK_LOGGING__DISTRIBUTED": "critical"}
+# Set around the LocalCluster's start: the nannies hand the driver's config to their workers.
+LOCAL_CONFIG: dict[str, Any] = {
+    # Dask's statistical profiler samples the running task's stack every 10 ms, on the
+    # worker's event loop, for a dashboard our LocalCluster does not serve: on pure-Python
+    # tasks (answers' scoring) that is CPU and GIL time taken from the task.
+    "distributed.worker.profile.enabled": False,
+    # Every server (scheduler, nannies, workers) timed its event loop every 20 ms, to log a
+    # blocked loop in logs we silence, and the memory monitors read /proc every 100 ms: with
+    # the cores full, that was 2-4% of them taken from the shards.
+    "distributed.admin.tick.interval": "1s",
+    # the nanny still stops a worker over 95% of --worker-memory within a quarter second
+    "distributed.worker.memory.monitor-interval": "250ms",
+    **{f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in PRE_SPAWN_ENV.items()},
+}
 
 
 def quiet_dask_logs(level: int = logging.ERROR) -> None:
@@ -52,6 +77,12 @@ def quiet_dask_logs(level: int = logging.ERROR) -> None:
     them out of the user's terminal (a run that fails says so in one line of its own)."""
     for name in ("distributed", "dask", "tornado", "asyncio"):
         logging.getLogger(name).setLevel(logging.CRITICAL if name == "asyncio" else level)
+
+
+def _restore_environ(environ: dict[str, str]) -> None:
+    for key in set(os.environ) - set(environ):
+        del os.environ[key]
+    os.environ.update(environ)
 
 
 def _missing(paths: Sequence[str]) -> list[str]:
@@ -79,6 +110,7 @@ class DaskExecutor:
         self.settings = settings
         self.command = command
         self._cluster: Any = None
+        self._environ: dict[str, str] = {}
         self._owns_client = client is None
         self._actors: list[Any] = []
         quiet_dask_logs()
@@ -119,6 +151,9 @@ class DaskExecutor:
             "silence_logs": logging.ERROR,
             "env": WORKER_ENV,
         }
+        # a nanny sets its pre-spawn variables in this process's environment before it starts
+        # (or restarts) a worker: they are taken out again once the cluster is up and closed
+        self._environ = dict(os.environ)
         try:
             with warnings.catch_warnings(), dask.config.set(LOCAL_CONFIG):
                 warnings.simplefilter("ignore")
@@ -131,6 +166,8 @@ class DaskExecutor:
             raise self._error(
                 f"--worker-memory {memory!r} is not a size ({exc}; expected e.g. 2GiB)"
             ) from None
+        finally:
+            _restore_environ(self._environ)
         return Client(self._cluster)
 
     def _connect(self, scheduler: str) -> Any:
@@ -334,6 +371,7 @@ class DaskExecutor:
             with contextlib.suppress(Exception):
                 self._cluster.close()
             self._cluster = None
+            _restore_environ(self._environ)
         self.client = None
 
     def __enter__(self) -> DaskExecutor:
