@@ -217,6 +217,9 @@ def test_the_local_cluster_settings_reach_its_workers(monkeypatch):
     pytest.importorskip("distributed")
     import logging
 
+    # a LocalCluster started earlier in this process (not ragmeter's) leaves Dask's variables
+    for key in dask_executor.PRE_SPAWN_ENV:
+        monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("MIMALLOC_PURGE_DELAY", "25")
     before = dict(os.environ)
     with DaskExecutor(ExecutorSettings(kind="dask", workers=1), command="answers") as ex:
