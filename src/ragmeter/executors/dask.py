@@ -44,7 +44,7 @@ WORKER_ENV = {
 # (MALLOC_TRIM_THRESHOLD_=65536) also pins glibc's mmap threshold at 128 KiB, so each array
 # over 128 KiB is mapped afresh and faults its pages in again, and mimalloc (pyarrow's pool)
 # hands freed pages back after 10 ms. Our workers live for one command: keeping freed memory
-# for the next shard made the hash plan about 30% and the randomization tests 20% faster
+# for the next shard made the hash plan about 35% and the randomization tests 25% faster
 # (docs/scaleout.md, "The LocalCluster's settings"). A variable set in the environment wins.
 KEEP_FREED_MEMORY = {
     "MALLOC_TRIM_THRESHOLD_": str(256 << 20),
