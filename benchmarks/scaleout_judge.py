@@ -187,6 +187,19 @@ def stats_benchmark(a: Any) -> int:
         f"{med['running 1'] / med[f'running {a.workers}']:.2f}× on running clusters "
         "(goal ≥ 1.8×); outputs identical apart from 'executor'"
     )
+    # the host's speed drifts over minutes on a shared machine: the ratio of each repeat's
+    # 1- and 2-worker runs, taken one after the other, is the paired measure
+    started = [x / y for x, y in zip(times["1 worker"], times["2 workers"], strict=True)]
+    running = [
+        x / y for x, y in zip(times["running 1"], times[f"running {a.workers}"], strict=True)
+    ]
+    print(
+        "paired, per repeat: started by the command "
+        + ", ".join(f"{r:.2f}×" for r in started)
+        + f" (median {statistics.median(started):.2f}×); on running clusters "
+        + ", ".join(f"{r:.2f}×" for r in running)
+        + f" (median {statistics.median(running):.2f}×)"
+    )
     return 0
 
 
