@@ -217,26 +217,12 @@ def _running_cluster(workers: int) -> Any:
     address once every worker has imported the statistics engine."""
     import logging
 
-    import dask
     import distributed
 
-    from ragmeter.executors.dask import LOCAL_CONFIG, WORKER_ENV
+    from ragmeter.executors.dask import start_local_cluster
 
-    environ = dict(os.environ)  # the nannies write their pre-spawn variables into it
-    with dask.config.set(LOCAL_CONFIG):  # the settings docs/scaleout.md suggests for a cluster
-        cluster = distributed.LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-            silence_logs=logging.CRITICAL,  # a closing cluster's workers log a lost heartbeat
-            env=WORKER_ENV,
-        )
-    # the commands timed later inherit this process's environment: keep it as it was
-    os.environ.clear()
-    os.environ.update(environ)
+    # a closing cluster's workers log a lost heartbeat
+    cluster = start_local_cluster(workers, silence_logs=logging.CRITICAL)
     client = distributed.Client(cluster)
     try:
         client.run(lambda: __import__("ragmeter.stats.compare"))

@@ -85,6 +85,37 @@ def _restore_environ(environ: dict[str, str]) -> None:
     os.environ.update(environ)
 
 
+def start_local_cluster(
+    workers: int, memory_limit: int | str | None = None, *, silence_logs: int = logging.ERROR
+) -> Any:
+    """The LocalCluster of ``--workers N``: ``workers`` processes of one thread on 127.0.0.1,
+    dashboard off, with :data:`LOCAL_CONFIG` and :data:`WORKER_ENV`; ``memory_limit`` per
+    worker (default min(4 GiB, 0.8 × RAM / workers)). A nanny writes its
+    pre-spawn variables into this process's environment: it is left as it was."""
+    import dask
+    from distributed import LocalCluster
+
+    environ = dict(os.environ)
+    try:
+        # distributed warns when its default HTTP port is taken: noise for our users
+        with warnings.catch_warnings(), dask.config.set(LOCAL_CONFIG):
+            warnings.simplefilter("ignore")
+            return LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                # the scheduler's health endpoints still listen: on a free loopback port
+                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                memory_limit=memory_limit or _default_memory(workers),
+                silence_logs=silence_logs,
+                env=WORKER_ENV,
+            )
+    finally:
+        _restore_environ(environ)
+
+
 def _missing(paths: Sequence[str]) -> list[str]:
     """Run on each worker: the paths it cannot see."""
     return [p for p in paths if not os.path.exists(p)]
@@ -135,29 +166,12 @@ class DaskExecutor:
         return UsageError(message, command=self.command)
 
     def _start_local(self, workers: int, memory: str | None) -> Any:
-        import dask
-        from distributed import Client, LocalCluster
+        from distributed import Client
 
-        # distributed warns when its default HTTP port is taken: noise for our users
-        options = {
-            "n_workers": workers,
-            "threads_per_worker": 1,
-            "processes": True,
-            "host": "127.0.0.1",
-            "dashboard_address": None,
-            # the scheduler's health endpoints still listen: on a free loopback port
-            "scheduler_kwargs": {"dashboard_address": "127.0.0.1:0"},
-            "memory_limit": memory or _default_memory(workers),
-            "silence_logs": logging.ERROR,
-            "env": WORKER_ENV,
-        }
-        # a nanny sets its pre-spawn variables in this process's environment before it starts
-        # (or restarts) a worker: they are taken out again once the cluster is up and closed
+        # a worker the nanny restarts puts its variables back: taken out again at close
         self._environ = dict(os.environ)
         try:
-            with warnings.catch_warnings(), dask.config.set(LOCAL_CONFIG):
-                warnings.simplefilter("ignore")
-                self._cluster = LocalCluster(**options)
+            self._cluster = start_local_cluster(workers, memory)
         except RuntimeError as exc:
             # Spawned workers re-import the calling script: without a main guard they fail.
             hint = MAIN_GUARD_HINT if self.command else f"ragmeter: {MAIN_GUARD_HINT}"
@@ -166,8 +180,6 @@ class DaskExecutor:
             raise self._error(
                 f"--worker-memory {memory!r} is not a size ({exc}; expected e.g. 2GiB)"
             ) from None
-        finally:
-            _restore_environ(self._environ)
         return Client(self._cluster)
 
     def _connect(self, scheduler: str) -> Any:
