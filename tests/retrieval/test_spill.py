@@ -158,6 +158,31 @@ def test_map_output_has_one_row_group_per_bucket_in_file_order(data, tmp_path):
         assert [lines[r].split()[0] for r in row] == t.column("qid").to_pylist()
 
 
+@pytest.mark.parametrize("keep", [None, "1"])
+def test_tasks_hand_freed_memory_back_unless_the_process_keeps_it(
+    data, tmp_path, monkeypatch, keep
+):
+    """A map or a reduce trims the allocator's free memory after its work (the peak of
+    ``--stream --spill`` in-process), except on workers told to keep it for the next task."""
+    _, run, _ = data
+    if keep is None:
+        monkeypatch.delenv("RAGMETER_KEEP_FREED_MEMORY", raising=False)
+    else:
+        monkeypatch.setenv("RAGMETER_KEEP_FREED_MEMORY", keep)
+    calls = []
+
+    class Pool:
+        def release_unused(self):
+            calls.append(1)
+
+    monkeypatch.setattr(spill.pa, "default_memory_pool", Pool)
+    shard = spill.MapShard(0, run, "run", 0, os.path.getsize(run), 2, str(tmp_path))
+    assert spill.map_block(shard).rows > 0
+    assert len(calls) == (0 if keep else 1)
+    spill.release_unused()  # what a reduce calls after its bucket
+    assert len(calls) == (0 if keep else 2)
+
+
 def test_the_bucket_of_a_qid_is_blake2b_and_the_same_everywhere():
     digest = hashlib.blake2b(b"301", digest_size=8).digest()
     assert digest.hex() == "866761928584c395"

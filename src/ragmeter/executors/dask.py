@@ -43,14 +43,20 @@ WORKER_ENV = {
 # The C allocators of a worker read these when its process starts. Dask's default
 # (MALLOC_TRIM_THRESHOLD_=65536) also pins glibc's mmap threshold at 128 KiB, so each array
 # over 128 KiB is mapped afresh and faults its pages in again, and mimalloc (pyarrow's pool)
-# hands freed pages back after 10 ms. Our workers live for one command: keeping freed memory
-# for the next shard made the hash plan about 35% and the randomization tests 25% faster
-# (docs/scaleout.md, "The LocalCluster's settings"). A variable set in the environment wins.
+# hands freed pages back after 10 ms. A shard runs on the worker's task thread, which glibc
+# gives an arena of its own whose heaps hold at most 64 MiB: every larger array was mapped
+# afresh whatever the threshold, unless the threads share the main arena. And the hash plan's
+# tasks trim the heap after each block unless RAGMETER_KEEP_FREED_MEMORY is set. Our workers
+# live for one command: keeping freed memory for the next shard made the hash plan about 50%
+# and the randomization tests 25% faster (docs/scaleout.md, "The LocalCluster's settings").
+# A variable set in the environment wins.
 KEEP_FREED_MEMORY = {
     "MALLOC_TRIM_THRESHOLD_": str(256 << 20),
     "MALLOC_TOP_PAD_": str(64 << 20),
-    "MALLOC_MMAP_THRESHOLD_": str(64 << 20),
+    "MALLOC_MMAP_THRESHOLD_": str(256 << 20),
+    "MALLOC_ARENA_MAX": "1",
     "MIMALLOC_PURGE_DELAY": "-1",
+    "RAGMETER_KEEP_FREED_MEMORY": "1",
 }
 # Read by a worker when its process starts (which ``WORKER_ENV`` is too late for: Dask sets up
 # its logging on import). A failing shard is reported once, in one line, by the driver: not by

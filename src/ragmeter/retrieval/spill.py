@@ -94,6 +94,14 @@ def _read_range(path: str, start: int, end: int) -> bytes:
         return os.pread(fh.fileno(), end - start, start)
 
 
+def release_unused() -> None:
+    """Hand the memory a task freed back to the OS (it sets the process's peak otherwise),
+    unless the process keeps it for its next task: ``RAGMETER_KEEP_FREED_MEMORY`` is set on
+    the workers of ``--workers N`` (docs/scaleout.md, "The LocalCluster's settings")."""
+    if not os.environ.get("RAGMETER_KEEP_FREED_MEMORY"):
+        pa.default_memory_pool().release_unused()
+
+
 def block_input(name: str, path: str, start: int, end: int) -> _Input:
     """A block as reader input: its bytes, and its line offset counted only if a message asks."""
     data = _read_range(path, start, end)
@@ -198,7 +206,7 @@ def map_block(shard: MapShard) -> MapOut:
             at += c
     os.replace(tmp, final)
     del docno, score, row
-    pa.default_memory_pool().release_unused()
+    release_unused()
     return MapOut(shard.index, final, tuple(groups), n, appearance, runid)
 
 
@@ -324,7 +332,7 @@ def reduce_bucket(shard: ReduceShard, evaluator: Any) -> dict[str, Any]:
         return {"pieces": [], "dropped": 0, "unjudged": [], "error": error}
     finally:
         del run
-        pa.default_memory_pool().release_unused()
+        release_unused()
     return {
         "pieces": [piece],
         "dropped": dropped,
