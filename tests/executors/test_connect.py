@@ -231,8 +231,7 @@ def test_the_local_cluster_settings_reach_its_workers(monkeypatch):
             {
                 "MALLOC_TRIM_THRESHOLD_": "268435456",
                 "MALLOC_TOP_PAD_": "67108864",
-                "MALLOC_MMAP_THRESHOLD_": "268435456",
-                "MALLOC_ARENA_MAX": "1",
+                "MALLOC_MMAP_THRESHOLD_": "67108864",
                 "MIMALLOC_PURGE_DELAY": "25",
                 "RAGMETER_KEEP_FREED_MEMORY": "1",
             },

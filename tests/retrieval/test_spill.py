@@ -9,6 +9,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from ragmeter.io import arrowutil
 from ragmeter.retrieval import spill, spill_plan
 from tests.helpers import invoke
 from tests.retrieval.spill_data import CASES, shuffled_run
@@ -175,11 +176,11 @@ def test_tasks_hand_freed_memory_back_unless_the_process_keeps_it(
         def release_unused(self):
             calls.append(1)
 
-    monkeypatch.setattr(spill.pa, "default_memory_pool", Pool)
+    monkeypatch.setattr(arrowutil.pa, "default_memory_pool", Pool)
     shard = spill.MapShard(0, run, "run", 0, os.path.getsize(run), 2, str(tmp_path))
     assert spill.map_block(shard).rows > 0
     assert len(calls) == (0 if keep else 1)
-    spill.release_unused()  # what a reduce calls after its bucket
+    arrowutil.release_unused()  # what a reduce calls after its bucket
     assert len(calls) == (0 if keep else 2)
 
 

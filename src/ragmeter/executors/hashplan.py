@@ -19,8 +19,11 @@ from ragmeter.executors.base import Split
 from ragmeter.executors.plan import SHARDS_PER_WORKER
 from ragmeter.retrieval import spill, spill_plan
 
-# A map block: about 1.6M TREC lines, a second or two of parsing, bucketing and writing.
-BLOCK_BYTES = 64 << 20
+# A map block: about 1.2M TREC lines, about half a second of parsing, bucketing and writing on
+# a worker. Under 64 MiB: a task runs on the worker's task thread, whose glibc arena grows in
+# heaps of at most 64 MiB, so a larger block (as read) was mapped afresh, its pages faulted in
+# again, for every block (docs/scaleout.md, "The LocalCluster's settings").
+BLOCK_BYTES = 48 << 20
 
 
 def reduce_task(shard: spill.ReduceShard) -> dict[str, Any]:

@@ -7,6 +7,7 @@ benchmarks/README.md), so its hot path goes through buffers instead.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ __all__ = [
     "call",
     "from_numpy",
     "lazy_compute",
+    "release_unused",
     "repeat_string",
     "strings",
     "to_numpy",
@@ -153,3 +155,12 @@ class _LazyCompute:
 
 
 lazy_compute: Any = _LazyCompute()
+
+
+def release_unused() -> None:
+    """Hand the memory Arrow's pool holds unused back to the OS (after a parse or a task it
+    sets the process's peak otherwise), unless the process keeps it for its next task:
+    ``RAGMETER_KEEP_FREED_MEMORY`` is set on the workers of ``--workers N``
+    (docs/scaleout.md, "The LocalCluster's settings")."""
+    if not os.environ.get("RAGMETER_KEEP_FREED_MEMORY"):
+        pa.default_memory_pool().release_unused()

@@ -34,6 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ragmeter.errors import InputError
+from ragmeter.io.arrowutil import release_unused
 from ragmeter.io.trec import Origin, Run, _Input, run_from_input, to_numpy
 from ragmeter.retrieval.kernels.codes import _qid_codes, take_rows
 from ragmeter.retrieval.kernels.ranking import _stable_argsort_codes
@@ -92,14 +93,6 @@ def newlines_before(path: str, offset: int) -> int:
 def _read_range(path: str, start: int, end: int) -> bytes:
     with open(path, "rb") as fh:
         return os.pread(fh.fileno(), end - start, start)
-
-
-def release_unused() -> None:
-    """Hand the memory a task freed back to the OS (it sets the process's peak otherwise),
-    unless the process keeps it for its next task: ``RAGMETER_KEEP_FREED_MEMORY`` is set on
-    the workers of ``--workers N`` (docs/scaleout.md, "The LocalCluster's settings")."""
-    if not os.environ.get("RAGMETER_KEEP_FREED_MEMORY"):
-        pa.default_memory_pool().release_unused()
 
 
 def block_input(name: str, path: str, start: int, end: int) -> _Input:

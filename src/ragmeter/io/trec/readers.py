@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 from ragmeter.errors import InputError
-from ragmeter.io.arrowutil import call
+from ragmeter.io.arrowutil import call, release_unused
 from ragmeter.io.files import display_name, sha256_file
 from ragmeter.io.trec.checks import (
     _INT32,
@@ -140,8 +140,7 @@ def run_from_input(
     qid, docno = table.column("qid"), table.column("docno")
     del table
     if trim:
-        # hand the parse's transient buffers back to the OS: they set the peak memory otherwise
-        pa.default_memory_pool().release_unused()
+        release_unused()  # the parse's transient buffers set the peak memory otherwise
     return Run(qid=qid, docno=docno, score=score, runid=runid, origin=origin, source=tag)
 
 
