@@ -43,12 +43,12 @@ WORKER_ENV = {
 # The C allocators of a worker read these when its process starts. Dask's default
 # (MALLOC_TRIM_THRESHOLD_=65536) also pins glibc's mmap threshold at 128 KiB, so each array
 # over 128 KiB is mapped afresh and faults its pages in again, and mimalloc (pyarrow's pool)
-# hands freed pages back after 10 ms; the hash plan's tasks also trim the allocator after each
-# block unless RAGMETER_KEEP_FREED_MEMORY is set. Our workers live for one command: keeping
-# freed memory for the next shard took one worker from about 97 s to 56-66 s on the
-# 100M-line hash plan and from 61 s to 47 s on the randomization tests (docs/scaleout.md,
-# "The LocalCluster's settings"). Not MALLOC_ARENA_MAX=1: it made answers' scoring 25% slower.
-# A variable set in the environment wins.
+# hands freed pages back after 10 ms; the retrieval tasks also trim the allocator after each
+# parse, block and bucket unless RAGMETER_KEEP_FREED_MEMORY is set. Our workers live for one
+# command: keeping freed memory for the next shard took one worker from about 97 s to
+# 56-66 s on the 100M-line hash plan and from 61 s to 47 s on the randomization tests
+# (docs/scaleout.md, "The LocalCluster's settings"). Not MALLOC_ARENA_MAX=1: it made
+# answers' scoring 25% slower. A variable set in the environment wins.
 KEEP_FREED_MEMORY = {
     "MALLOC_TRIM_THRESHOLD_": str(256 << 20),
     "MALLOC_TOP_PAD_": str(64 << 20),

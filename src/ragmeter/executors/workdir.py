@@ -181,9 +181,13 @@ class WorkDir:
             "label": label,
             "task": f"{task.__module__}.{task.__qualname__}",
             "shards": hashlib.sha256(pickle.dumps(_plain(shards), protocol=4)).hexdigest(),
+            # each file once: the shards of a plan mostly name the same one (the run)
             "inputs": sorted(
-                {file_identity(p) for s in shards for p in _paths(s)}
-                | {file_identity(p) for p in inputs if os.path.isfile(p)}
+                {
+                    file_identity(p)
+                    for p in {p for s in shards for p in _paths(s)}
+                    | {p for p in inputs if os.path.isfile(p)}
+                }
             ),
         }
         digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
