@@ -38,6 +38,11 @@ def finite_float(text: str) -> float:
     return value
 
 
+# One decoder for every line: json.loads with hooks builds a new JSONDecoder per call, which was
+# a fifth of the time of reading a file of short lines.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=finite_float)
+
+
 def iter_jsonl(
     path: PathLike, *, allow_stdin: bool = True, allow_empty: bool = False
 ) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -80,9 +85,7 @@ def parse_line(raw: bytes, lineno: int, name: str) -> dict[str, Any] | None:
     if not text.strip():
         return None
     try:
-        obj = json.loads(
-            text.rstrip("\r\n"), parse_constant=_reject_constant, parse_float=finite_float
-        )
+        obj = _DECODER.decode(text.rstrip("\r\n"))
     except json.JSONDecodeError as exc:
         raise InputError(
             f"not valid JSON: {exc.msg} at column {exc.colno} (expected one JSON object per line)",
