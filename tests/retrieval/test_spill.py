@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ragmeter.io import arrowutil
+from ragmeter.io.trec import run_from_input
 from ragmeter.retrieval import spill, spill_plan
 from tests.helpers import invoke
 from tests.retrieval.spill_data import CASES, shuffled_run
@@ -163,8 +164,9 @@ def test_map_output_has_one_row_group_per_bucket_in_file_order(data, tmp_path):
 def test_tasks_hand_freed_memory_back_unless_the_process_keeps_it(
     data, tmp_path, monkeypatch, keep
 ):
-    """A map or a reduce trims the allocator's free memory after its work (the peak of
-    ``--stream --spill`` in-process), except on workers told to keep it for the next task."""
+    """A map block, and a parse that trims (the grouped plan's ranges), hand the allocator's
+    free memory back after their work (the peak in one process), except on workers told to
+    keep it for the next task."""
     _, run, _ = data
     if keep is None:
         monkeypatch.delenv("RAGMETER_KEEP_FREED_MEMORY", raising=False)
@@ -180,7 +182,7 @@ def test_tasks_hand_freed_memory_back_unless_the_process_keeps_it(
     shard = spill.MapShard(0, run, "run", 0, os.path.getsize(run), 2, str(tmp_path))
     assert spill.map_block(shard).rows > 0
     assert len(calls) == (0 if keep else 1)
-    arrowutil.release_unused()  # what a reduce calls after its bucket
+    assert run_from_input(spill.block_input("run", run, 0, os.path.getsize(run))) is not None
     assert len(calls) == (0 if keep else 2)
 
 

@@ -16,14 +16,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ragmeter.executors.base import Split
-from ragmeter.executors.plan import SHARDS_PER_WORKER
+from ragmeter.executors.plan import RUN_BLOCK_BYTES, SHARDS_PER_WORKER
 from ragmeter.retrieval import spill, spill_plan
-
-# A map block: about 1.2M TREC lines, about half a second of parsing, bucketing and writing on
-# a worker. Under 64 MiB: a task runs on the worker's task thread, whose glibc arena grows in
-# heaps of at most 64 MiB, so a larger block (as read) was mapped afresh, its pages faulted in
-# again, for every block (docs/scaleout.md, "The LocalCluster's settings").
-BLOCK_BYTES = 48 << 20
 
 
 def reduce_task(shard: spill.ReduceShard) -> dict[str, Any]:
@@ -74,7 +68,7 @@ def evaluate_hash_on_executor(
     settings = cfg["executor"]
     workers = int(meta.get("workers") or 1)
     size = os.path.getsize(run_path)
-    block_bytes = max(1, min(BLOCK_BYTES, math.ceil(size / (SHARDS_PER_WORKER * workers))))
+    block_bytes = max(1, min(RUN_BLOCK_BYTES, math.ceil(size / (SHARDS_PER_WORKER * workers))))
     budget = worker_budget(executor, settings.worker_memory)
     # a multiple of the workers, so that the last round of reduces keeps every worker busy
     # (19 buckets on 2 workers left one worker a tenth bucket alone at 100M lines)

@@ -20,12 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter.executors.plan import SHARDS_PER_WORKER, is_gzip
-
-# About 1.2M TREC lines: about a second of parsing and ranking per shard. Under 64 MiB, as the
-# hash plan's blocks (ragmeter.executors.hashplan.BLOCK_BYTES): 2-3% faster than 64 MiB on a
-# grouped run of 1.5 GB.
-BYTES_PER_SHARD = 48 << 20
+from ragmeter.executors.plan import RUN_BLOCK_BYTES, SHARDS_PER_WORKER, is_gzip
 
 
 @dataclass(frozen=True)
@@ -150,7 +145,7 @@ def _evaluate_grouped(
         order: list[bytes] | None = None if plan == "hash" else []
         if order is not None:
             parts = settings.partitions or max(
-                math.ceil(size / BYTES_PER_SHARD), SHARDS_PER_WORKER * workers
+                math.ceil(size / RUN_BLOCK_BYTES), SHARDS_PER_WORKER * workers
             )
             shards = [
                 RunShard(i, os.path.abspath(run_path), name, a, b, n, worker_recipe)

@@ -176,19 +176,14 @@ class WorkDir:
         not name in a ``path``, ``run`` or ``qrels`` field (a qrels file inside a recipe)."""
         from ragmeter import __version__
 
+        # each file once: the shards of a plan mostly name the same one (the run)
+        paths = {p for s in shards for p in _paths(s)} | {p for p in inputs if os.path.isfile(p)}
         identity = {
             "ragmeter": __version__,
             "label": label,
             "task": f"{task.__module__}.{task.__qualname__}",
             "shards": hashlib.sha256(pickle.dumps(_plain(shards), protocol=4)).hexdigest(),
-            # each file once: the shards of a plan mostly name the same one (the run)
-            "inputs": sorted(
-                {
-                    file_identity(p)
-                    for p in {p for s in shards for p in _paths(s)}
-                    | {p for p in inputs if os.path.isfile(p)}
-                }
-            ),
+            "inputs": sorted({file_identity(p) for p in paths}),
         }
         digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
         path = os.path.join(self.root, f"{label}-{digest[:16]}")
