@@ -82,6 +82,41 @@ def test_trec_runs_are_evaluated_one_task_per_file(scheduler):
     assert res.stderr == local.stderr
 
 
+def test_trec_runs_are_scored_and_tested_on_one_executor(scheduler, monkeypatch):
+    """The runs' scoring and the tests share the command's executor: one cluster started (or
+    connected to) per command, not one per phase."""
+    from ragmeter import executors
+    from tests.helpers import CONFORMANCE
+
+    opened = []
+    real = executors.make_executor
+
+    def counted(*args, **kwargs):
+        opened.append(kwargs.get("command"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(executors, "make_executor", counted)
+    data = CONFORMANCE / "trec_eval"
+    files = [str(data / f) for f in ("qrels.test", "results.test", "results.trunc")]
+    res = invoke("compare", *files, "-m", "RR", "--missing", "fill", "--scheduler", scheduler)
+    assert res.code == 0, res.stderr
+    assert opened == ["compare"]
+
+
+def test_a_bad_file_read_while_the_executor_opens_is_the_one_line_error(
+    systems, scheduler, tmp_path
+):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "q000", "f1": 0.5}\n{"id": "q001", "f1": NaN}\n')
+    args = ("compare", "--per-sample", systems[0], str(bad), "-m", "f1", "--json")
+    local = invoke(*args)
+    res = invoke(*args, "--scheduler", scheduler, "--work-dir", str(tmp_path / "work"))
+    assert (local.code, res.code) == (2, 2)
+    assert res.stderr == local.stderr
+    assert res.stderr.count("\n") == 1 and "bad.jsonl" in res.stderr, res.stderr
+    assert res.stdout == ""
+
+
 def test_row_blocks_cover_every_resample_once_and_follow_the_work():
     from ragmeter.executors.stats import _cut, row_blocks
 

@@ -324,7 +324,7 @@ def test_option_choices_are_the_engines(systems):
 
 
 def test_ultrarag_preset_uses_the_retrieval_grammars_cutoffs():
-    from ragmeter.cli.compare import ultrarag_metrics
+    from ragmeter.cli.compare_scores import ultrarag_metrics
     from ragmeter.retrieval.names import ULTRARAG_KS
 
     pairs = ultrarag_metrics()

@@ -4,8 +4,8 @@ Three input modes, chosen in this order: one per-sample metric file per system (
 a.jsonl b.jsonl``); stored runs (``RUN RUN ...``: run ids, evaluation ids, ``latest`` or saved
 ``results/<evaluation-id>/`` folders) when ``--store`` is given or the first argument is not a
 file; otherwise TREC runs scored by the retrieval engine (``QRELS RUN_A RUN_B ...``, QRELS being
-an existing file). The comparison itself is :func:`ragmeter.stats.compare`; this module reads
-inputs and prints.
+an existing file). The comparison itself is :func:`ragmeter.stats.compare`; the scores are read
+by :mod:`ragmeter.cli.compare_scores`; this module parses the options and prints.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ragmeter.cli.compare_scores import per_sample_scores, trec_scores
 from ragmeter.cli.stored_runs import (
     default_metrics,
     is_stored_mode,
@@ -53,23 +54,6 @@ COMMAND = "compare"
 FORMATS = ("table", "markdown", "latex", "ultrarag", "json")
 
 
-def ultrarag_metrics() -> list[tuple[str, str]]:
-    """(UltraRAG output key, retrieval metric) of UltraRAG's ``evaluate_trec_pvalue`` preset:
-    MAP, MRR, then nDCG, precision and recall at each cutoff of the retrieval grammar's
-    ``ultrarag`` preset (1, 5, 10, 20, 50 and 100)."""
-    # imported here: the command line starts without the retrieval engine's grammar
-    from ragmeter.retrieval.names import ULTRARAG_KS
-
-    out = [("map", "map"), ("mrr", "recip_rank")]
-    for k in ULTRARAG_KS:
-        out += [
-            (f"ndcg@{k}", f"ndcg_cut.{k}"),
-            (f"P@{k}", f"P.{k}"),
-            (f"recall@{k}", f"recall.{k}"),
-        ]
-    return out
-
-
 def _alternatives(choices: tuple[str, ...], default: str | None = None) -> str:
     """``a | b (default) | c``: an option's choices as its help lists them."""
     return " | ".join(f"{c} (default)" if c == default else c for c in choices)
@@ -104,138 +88,12 @@ def _system_names(paths: list[str], names: list[str]) -> list[str]:
     return out
 
 
-def _pick_metric(requested: str, available: list[str], path: str, task: str | None) -> str:
-    if requested in available:
-        return requested
-    folded = [m for m in available if m.lower() == requested.lower()]
-    if len(folded) == 1:
-        return folded[0]
-    from ragmeter import registry
-
-    if task is not None:
-        try:
-            canonical = registry.resolve(requested, task=task).canonical
-        except registry.UnknownMetricError:
-            canonical = None
-        if canonical in available:
-            return canonical
-    hint = registry.suggest(requested, available)
-    extra = f"; did you mean {', '.join(repr(h) for h in hint)}?" if hint else ""
-    from ragmeter.errors import InputError
-
-    raise InputError(
-        f"no metric {requested!r} (the file has: {', '.join(available[:12])}"
-        + (", ..." if len(available) > 12 else "")
-        + f"){extra}",
-        path=path,
-    )
-
-
-def _per_sample_scores(
-    paths: list[str], systems: list[str], metrics: list[str], id_key: str
-) -> tuple[dict[str, dict[str, dict[str, float]]], list[str], dict[str, Any]]:
-    from ragmeter.io.per_sample import read_per_sample
-
-    files = [read_per_sample(p, id_key=id_key) for p in paths]
-    if not metrics:
-        common = [m for m in files[0].metrics if all(m in f.values for f in files[1:])]
-        if not common:
-            raise UsageError(
-                "the files share no metric name (name the metrics with -m)", command=COMMAND
-            )
-        metrics = common
-    scores: dict[str, dict[str, dict[str, float]]] = {}
-    unscored: dict[str, Any] = {}
-    for system, f in zip(systems, files, strict=True):
-        per: dict[str, dict[str, float]] = {}
-        for m in metrics:
-            key = _pick_metric(m, f.metrics, f.path, f.task)
-            per[m] = f.values[key]
-            if f.unscored.get(key):
-                unscored.setdefault(system, {})[m] = f.unscored[key]
-        scores[system] = per
-    info = {
-        "mode": "per_sample",
-        "layouts": {s: f.layout for s, f in zip(systems, files, strict=True)},
-    }
-    if unscored:
-        info["unscored"] = unscored
-    return scores, metrics, info
-
-
-def _trec_scores(
-    qrels_path: str,
-    run_paths: list[str],
-    systems: list[str],
-    metrics: list[str],
-    *,
-    ultrarag: bool,
-    relevance_level: int,
-    xsettings: Any = None,
-) -> tuple[dict[str, dict[str, dict[str, float]]], list[str], dict[str, Any]]:
-    import importlib
-
-    try:
-        retrieval = importlib.import_module("ragmeter.retrieval")
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.startswith("ragmeter"):
-            raise UsageError(
-                "TREC runs need the retrieval engine, which is not part of this build "
-                "(compare per-sample files with --per-sample)",
-                command=COMMAND,
-            ) from None
-        raise
-    from ragmeter import registry
-
-    if ultrarag and not metrics:
-        pairs = ultrarag_metrics()
-    else:
-        names = metrics or [m.name for m in registry.get_task("retrieval").metrics if m.default]
-        if not names:
-            raise UsageError("name the metrics with -m (e.g. -m nDCG@10 -m RR)", command=COMMAND)
-        pairs = [(n, n) for n in names]
-    resolved = []
-    for shown, name in pairs:
-        try:
-            resolved.append((shown, registry.resolve(name, task="retrieval").canonical))
-        except registry.UnknownMetricError as exc:
-            raise UsageError(str(exc), command=COMMAND) from None
-    canonical = list(dict.fromkeys(c for _, c in resolved))
-    scores: dict[str, dict[str, dict[str, float]]] = {}
-    import warnings
-
-    from ragmeter.retrieval.multirun import map_runs
-    from ragmeter.warnings import RagmeterWarning
-
-    if xsettings is not None and not xsettings.is_local:  # one task per run file
-        from ragmeter.executors.retrieval import evaluate_run_files
-
-        done, _ = evaluate_run_files(xsettings, qrels_path, run_paths, canonical, relevance_level)
-        for system, out in zip(systems, done, strict=True):
-            for w in out["warnings"]:
-                print(f"ragmeter {COMMAND}: warning: {w}", file=sys.stderr)
-            scores[system] = {shown: out["values"][c] for shown, c in resolved}
-    else:
-        # the engine's warnings are printed as the command's own lines, not as Python warnings
-        # located in typer's source; the qrels are parsed once and the runs evaluated in
-        # parallel, and a bad run stops the command before anything is printed
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RagmeterWarning)
-            evaluator = retrieval.Evaluator(qrels_path, canonical, relevance_level=relevance_level)
-            results = map_runs(evaluator.evaluate, run_paths)
-        for result in results:
-            for w in result.warnings:
-                print(f"ragmeter {COMMAND}: warning: {w}", file=sys.stderr)
-        for system, result in zip(systems, results, strict=True):
-            scores[system] = {shown: result.values(c) for shown, c in resolved}
-    info = {
-        "mode": "trec",
-        "qrels": qrels_path,
-        "runs": dict(zip(systems, run_paths, strict=True)),
-        "measures": dict(resolved),
-        "relevance_level": relevance_level,
-    }
-    return scores, [shown for shown, _ in resolved], info
+def _check_pairs(out_format: str, systems: list[str]) -> None:
+    if out_format == "ultrarag" and len(systems) != 2:
+        raise UsageError(
+            f"the UltraRAG output compares 2 systems (A = first, B = second), got {len(systems)}",
+            command=COMMAND,
+        )
 
 
 def _rich_tables(report: ComparisonReport) -> None:
@@ -446,101 +304,115 @@ def register(app: typer.Typer) -> None:
                 "--ranx and --ultrarag are different presets; pick one", command=COMMAND
             )
         directions: dict[str, str] = {}
-        if per_sample:
-            if len(paths) < 2:
-                raise UsageError(
-                    "--per-sample needs at least 2 files (one per system)", command=COMMAND
-                )
-            systems = _system_names(paths, name or [])
-            scores, metrics, info = _per_sample_scores(paths, systems, list(metric or []), id_key)
-        elif is_stored_mode(paths, store):
-            if ultrarag:
-                raise UsageError(
-                    "--ultrarag scores TREC runs; for stored runs use --format ultrarag",
-                    command=COMMAND,
-                )
-            with ExitStack() as stack:
-                runs = load_runs(paths, store, stack)
-                systems = system_names(runs, name or [])
-                keys = resolve_metrics(metric, runs) if metric else default_metrics(runs)
-                if not keys:
+        xmeta: dict[str, Any] = {}
+        # one executor for the whole command, opened on first use: TREC runs are scored and
+        # then tested on the same cluster, and a usage error starts none
+        with ExitStack() as xstack:
+            session = None
+            if not xsettings.is_local:
+                from ragmeter.executors import OnDemand
+
+                session = OnDemand(xsettings, COMMAND, xstack)
+            if per_sample:
+                if len(paths) < 2:
                     raise UsageError(
-                        "the runs share no default sample-level metric; name them with "
-                        "-m task.metric",
+                        "--per-sample needs at least 2 files (one per system)", command=COMMAND
+                    )
+                systems = _system_names(paths, name or [])
+                _check_pairs(out_format, systems)
+                read = (paths, systems, list(metric or []), id_key)
+                if session is None:
+                    scores, metrics, info = per_sample_scores(*read)
+                else:  # the files are read while the cluster starts
+                    from ragmeter.background import Background
+
+                    ahead = Background(per_sample_scores, *read)
+                    session.open()
+                    scores, metrics, info = ahead.result()
+            elif is_stored_mode(paths, store):
+                if ultrarag:
+                    raise UsageError(
+                        "--ultrarag scores TREC runs; for stored runs use --format ultrarag",
                         command=COMMAND,
                     )
-                scores, metrics, info, directions = stored_scores(
-                    runs, systems, keys, required=bool(metric)
-                )
-            for note in iter_notes(info):
-                print(note, file=sys.stderr)
-        else:
-            if len(paths) < 3:
-                raise UsageError(
-                    "expected QRELS and at least 2 runs (or --per-sample with one file per system)",
-                    command=COMMAND,
-                )
-            systems = _system_names(paths[1:], name or [])
-            with spinner(f"scoring {len(systems)} runs"):
-                scores, metrics, info = _trec_scores(
-                    paths[0],
-                    paths[1:],
-                    systems,
-                    list(metric or []),
-                    ultrarag=ultrarag,
-                    relevance_level=relevance_level,
-                    xsettings=xsettings,
-                )
-        if out_format == "ultrarag" and len(systems) != 2:
-            raise UsageError(
-                f"the UltraRAG output compares 2 systems (A = first, B = second), got "
-                f"{len(systems)}",
-                command=COMMAND,
-            )
-        policy = missing or ("fill" if ultrarag else "error")
-        if policy == "fill" and fill_value is None:
-            fill_value = 0.0
-        from ragmeter.stats import compare
+                with ExitStack() as stack:
+                    runs = load_runs(paths, store, stack)
+                    systems = system_names(runs, name or [])
+                    _check_pairs(out_format, systems)
+                    keys = resolve_metrics(metric, runs) if metric else default_metrics(runs)
+                    if not keys:
+                        raise UsageError(
+                            "the runs share no default sample-level metric; name them with "
+                            "-m task.metric",
+                            command=COMMAND,
+                        )
+                    scores, metrics, info, directions = stored_scores(
+                        runs, systems, keys, required=bool(metric)
+                    )
+                for note in iter_notes(info):
+                    print(note, file=sys.stderr)
+            else:
+                if len(paths) < 3:
+                    raise UsageError(
+                        "expected QRELS and at least 2 runs (or --per-sample with one file per "
+                        "system)",
+                        command=COMMAND,
+                    )
+                systems = _system_names(paths[1:], name or [])
+                _check_pairs(out_format, systems)
+                with spinner(f"scoring {len(systems)} runs"):
+                    scores, metrics, info = trec_scores(
+                        paths[0],
+                        paths[1:],
+                        systems,
+                        list(metric or []),
+                        ultrarag=ultrarag,
+                        relevance_level=relevance_level,
+                        session=session,
+                    )
+            policy = missing or ("fill" if ultrarag else "error")
+            if policy == "fill" and fill_value is None:
+                fill_value = 0.0
+            from ragmeter.stats import compare
 
-        xmeta: dict[str, Any] = {}
-        if not xsettings.is_local:  # same call; the tests run in blocks on the executor
-            from ragmeter.executors.stats import compare_on
+            if session is not None:  # same call; the tests run in blocks on the executor
+                from ragmeter.executors.stats import compare_on
 
-            compare = compare_on(xsettings, xmeta)
-        try:
-            with spinner("testing every pair"):
-                report = compare(
-                    scores,
-                    metrics=metrics,
-                    test=test if not (ranx and test == "randomization") else "t",
-                    correction=correction,
-                    family=family,
-                    alpha=alpha,
-                    alternative=alternative,
-                    n_resamples=n_resamples
-                    if n_resamples is not None
-                    else (10000 if ultrarag else 9999),
-                    seed=seed,
-                    missing=policy,  # type: ignore[arg-type]
-                    fill_value=fill_value,
-                    ci=ci,
-                    ranx_compat=ranx,
-                    two_sided=two_sided,
-                    directions=directions,
-                )
-        except UsageError:
-            raise
-        except ValueError as exc:
-            from ragmeter.errors import InputError
-
-            # the engine names its Python arguments; the command line has options
-            message = str(exc).replace(
-                "use missing='fill' with a fill_value, or missing='intersect'",
-                "use --missing fill or --missing intersect",
-            )
-            if isinstance(exc, InputError) and message == str(exc):
+                compare = compare_on(session, xmeta)
+            try:
+                with spinner("testing every pair"):
+                    report = compare(
+                        scores,
+                        metrics=metrics,
+                        test=test if not (ranx and test == "randomization") else "t",
+                        correction=correction,
+                        family=family,
+                        alpha=alpha,
+                        alternative=alternative,
+                        n_resamples=n_resamples
+                        if n_resamples is not None
+                        else (10000 if ultrarag else 9999),
+                        seed=seed,
+                        missing=policy,  # type: ignore[arg-type]
+                        fill_value=fill_value,
+                        ci=ci,
+                        ranx_compat=ranx,
+                        two_sided=two_sided,
+                        directions=directions,
+                    )
+            except UsageError:
                 raise
-            raise UsageError(message, command=COMMAND) from None
+            except ValueError as exc:
+                from ragmeter.errors import InputError
+
+                # the engine names its Python arguments; the command line has options
+                message = str(exc).replace(
+                    "use missing='fill' with a fill_value, or missing='intersect'",
+                    "use --missing fill or --missing intersect",
+                )
+                if isinstance(exc, InputError) and message == str(exc):
+                    raise
+                raise UsageError(message, command=COMMAND) from None
         if out_format == "table":
             _rich_tables(report)
             text = report.to_table() + "\n"

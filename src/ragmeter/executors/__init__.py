@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING
 
 from ragmeter.executors.settings import ExecutorSettings, resolve_settings
 
-__all__ = ["Executor", "ExecutorSettings", "make_executor", "open_executor", "resolve_settings"]
+__all__ = [
+    "Executor",
+    "ExecutorSettings",
+    "OnDemand",
+    "make_executor",
+    "open_executor",
+    "resolve_settings",
+]
 
 from ragmeter.executors.base import Executor
 
@@ -59,3 +66,30 @@ def open_executor(
         if check is not None:
             check(list(inputs), work_dir=work.root if workers_write else None)
         yield work, executor
+
+
+class OnDemand:
+    """A command's work dir and executor (:func:`open_executor`), opened on first use and
+    closed with ``stack``: a command with several phases on the executor (``compare`` scores
+    TREC runs, then tests them) starts one cluster, and one that fails before its first phase
+    starts none."""
+
+    def __init__(
+        self, settings: ExecutorSettings, command: str, stack: contextlib.ExitStack
+    ) -> None:
+        self.settings = settings
+        self._command = command
+        self._stack = stack
+        self._opened: tuple[WorkDir, Executor] | None = None
+
+    def open(self, inputs: Sequence[str] = ()) -> tuple[WorkDir, Executor]:
+        """The work dir and executor, once every worker is seen to reach ``inputs``."""
+        if self._opened is None:
+            self._opened = self._stack.enter_context(
+                open_executor(self.settings, self._command, inputs=inputs)
+            )
+        elif inputs:
+            check = getattr(self._opened[1], "check_visible", None)
+            if check is not None:
+                check(list(inputs))
+        return self._opened

@@ -215,11 +215,11 @@ class RunFileShard:
 
 
 def evaluate_run_files(
-    settings: Any, qrels_path: str, run_paths: list[str], measures: list[str], level: int
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Per-query values and warnings of each run file (one task per file), in input order,
-    and the executor metadata; each file gives what an in-process evaluation gives it."""
-    from ragmeter.executors import make_executor
+    session: Any, qrels_path: str, run_paths: list[str], measures: list[str], level: int
+) -> list[dict[str, Any]]:
+    """Per-query values and warnings of each run file (one task per file), in input order, on
+    the executor of ``session`` (a :class:`~ragmeter.executors.OnDemand`); each file gives
+    what an in-process evaluation gives it."""
     from ragmeter.executors.tasks import evaluate_run_file
 
     for path in (qrels_path, *run_paths):
@@ -236,6 +236,5 @@ def evaluate_run_files(
         RunFileShard(i, qrels, (p, os.path.abspath(p)), tuple(measures), level)
         for i, p in enumerate(run_paths)
     ]
-    with make_executor(settings, command="compare") as executor:
-        meta = executor.describe()
-        return list(executor.run(evaluate_run_file, shards, label="run-file")), meta
+    _, executor = session.open(inputs=[qrels_path, *run_paths])
+    return list(executor.run(evaluate_run_file, shards, label="run-file"))

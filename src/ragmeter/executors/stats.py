@@ -203,25 +203,25 @@ def test_runner(
     return run
 
 
-def compare_on(xsettings: Any, meta: dict[str, Any], *, command: str = "compare") -> Callable:
-    """A stand-in for :func:`ragmeter.stats.compare` whose tests run on the executor that
-    ``xsettings`` names; ``meta`` receives the ``executor`` block. Finished blocks are kept
-    in the work dir until the command succeeds, so a re-run resumes."""
+def compare_on(session: Any, meta: dict[str, Any]) -> Callable:
+    """A stand-in for :func:`ragmeter.stats.compare` whose tests run on the executor of
+    ``session`` (a :class:`~ragmeter.executors.OnDemand`); ``meta`` receives the ``executor``
+    block. Finished blocks stay in the work dir until the command succeeds, so a re-run
+    resumes."""
 
     def run(*args: Any, **kwargs: Any) -> Any:
-        from ragmeter.executors import open_executor
         from ragmeter.stats import compare
 
-        with open_executor(xsettings, command) as (work, executor):
-            info = executor.describe()
-            kwargs["run_tests"] = test_runner(
-                executor,
-                work,
-                partitions=xsettings.partitions,
-                workers=int(info.get("workers") or 1),
-            )
-            report = compare(*args, **kwargs)
-            meta.update(info)
+        work, executor = session.open()
+        info = executor.describe()
+        kwargs["run_tests"] = test_runner(
+            executor,
+            work,
+            partitions=session.settings.partitions,
+            workers=int(info.get("workers") or 1),
+        )
+        report = compare(*args, **kwargs)
+        meta.update(info)
         return report
 
     return run
