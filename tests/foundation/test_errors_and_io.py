@@ -111,6 +111,17 @@ def test_sha256_file(tmp_path):
     assert sha256_file(p, stop=stop) == ""
 
 
+
+@pytest.mark.parametrize("size", [0, 1, 6, 7, 8, 1000])
+def test_sha256_file_across_blocks(tmp_path, size):
+    import hashlib
+    import random
+
+    data = random.Random(size).randbytes(size)
+    p = write(tmp_path, "x", data)
+    assert sha256_file(p, chunk_size=7) == hashlib.sha256(data).hexdigest()
+
+
 def test_dumps_refuses_nan_and_converts_numpy():
     import numpy as np
 

@@ -210,12 +210,16 @@ def sha256_file(
         digest.update(stdin_bytes())
         return digest.hexdigest()
     check_regular_file(os.fspath(path))
+    # one buffer, read into: a new 1 MiB bytes per read is a fresh mapping whose pages fault
+    # in again (0.2-0.4 s of system time on a 4.3 GB run)
+    buffer = bytearray(chunk_size)
+    view = memoryview(buffer)
     try:
-        with open(os.fspath(path), "rb") as fh:
-            while block := fh.read(chunk_size):
+        with open(os.fspath(path), "rb", buffering=0) as fh:
+            while n := fh.readinto(buffer):
                 if stop is not None and stop.is_set():
                     return ""
-                digest.update(block)
+                digest.update(view[:n])
     except OSError as exc:
         raise InputError(f"cannot read ({exc.strerror or exc})", path=os.fspath(path)) from None
     return digest.hexdigest()
