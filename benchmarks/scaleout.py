@@ -3,6 +3,8 @@
     python -m benchmarks.scaleout [answers] [--samples 1000000] [--workers 2] [--repeats 1]
     python -m benchmarks.scaleout judge [--judge-samples 12000] [--latency-ms 20] [--rpm 3000]
     python -m benchmarks.scaleout stats [--systems 15] [--queries 2000]
+    python -m benchmarks.scaleout start | lose     (benchmarks/scaleout_cluster.py)
+    python -m benchmarks.scaleout plans            (benchmarks/scaleout_plans.py)
 
 ``judge``: ``ragmeter judge -m context_precision`` (one call per sample) against the test
 suite's fake OpenAI server with 20 ms of latency, in-process and on 1 and 2 workers (a fresh
@@ -66,7 +68,12 @@ def timed(args: list[str]) -> tuple[float, str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", nargs="?", choices=("answers", "judge", "stats"), default="answers")
+    ap.add_argument(
+        "what",
+        nargs="?",
+        choices=("answers", "judge", "stats", "start", "lose", "plans"),
+        default="answers",
+    )
     ap.add_argument("--samples", type=int, default=1_000_000)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=1)
@@ -80,6 +87,16 @@ def main(argv: list[str] | None = None) -> int:
     # 9,999 resamples make a test of n 7,000 about 5 ms of work; 999,999 about 0.5 s
     ap.add_argument("--n-resamples", type=int, default=9_999)
     a = ap.parse_args(argv)
+    if a.what == "plans":
+        from benchmarks.scaleout_plans import plans_benchmark
+
+        a.repeats = max(a.repeats, 3)
+        return plans_benchmark(a)
+    if a.what in ("start", "lose"):
+        from benchmarks import scaleout_cluster
+
+        a.repeats = a.repeats if a.repeats > 1 else (5 if a.what == "start" else 3)
+        return getattr(scaleout_cluster, f"{a.what}_benchmark")(a)
     if a.what == "judge":
         from benchmarks.scaleout_judge import judge_benchmark
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from pathlib import Path
@@ -76,22 +77,30 @@ def test_cuts_fall_between_queries(synthetic):
     cuts = query_cuts(RUN, 60)
     assert len(cuts) > 20
     assert cuts[0][0] == 0 and cuts[-1][1] == len(data)
-    for a, b, before in cuts:
-        assert data[:a].count(b"\n") == before
+    assert all(b == a2 for (_, b), (a2, _) in itertools.pairwise(cuts))  # contiguous
+    for a, b in cuts:
         if a:
             last = data[:a].splitlines()[-1].split()[0]
             first = data[a:b].splitlines()[0].split()[0]
             assert last != first  # no query spans two shards
 
 
-def test_an_error_in_a_late_shard_is_the_in_process_message(scheduler, tmp_path):
+@pytest.mark.parametrize("fault", ["duplicate", "score"])
+def test_an_error_in_a_late_shard_is_the_in_process_message(scheduler, tmp_path, fault):
     lines = Path(RUN).read_bytes().splitlines(keepends=True)
-    bad = tmp_path / "dup.run"
-    bad.write_bytes(b"".join([*lines[:-3], lines[-3], lines[-3], *lines[-2:]]))
+    bad = tmp_path / "bad.run"
+    if fault == "duplicate":
+        bad.write_bytes(b"".join([*lines[:-3], lines[-3], lines[-3], *lines[-2:]]))
+    else:
+        wrong = lines[-3].rsplit(None, 2)[0] + b" 1.5x tag\n"
+        bad.write_bytes(b"".join([*lines[:-3], wrong, *lines[-2:]]))
     local = invoke("trec", QRELS, str(bad))
     res = invoke("trec", "--scheduler", scheduler, "--partitions", "7", QRELS, str(bad))
     assert local.code == res.code == 2
-    assert res.stderr == local.stderr and "dup.run:" in res.stderr
+    # the line number counts every line of the earlier shards
+    line = len(lines) - 1 if fault == "duplicate" else len(lines) - 2
+    assert f"bad.run:{line}:" in local.stderr, local.stderr
+    assert res.stderr == local.stderr
 
 
 def test_a_run_not_grouped_by_query_takes_the_hash_plan(scheduler, tmp_path):

@@ -111,7 +111,6 @@ def test_sha256_file(tmp_path):
     assert sha256_file(p, stop=stop) == ""
 
 
-
 @pytest.mark.parametrize("size", [0, 1, 6, 7, 8, 1000])
 def test_sha256_file_across_blocks(tmp_path, size):
     import hashlib

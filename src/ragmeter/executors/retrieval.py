@@ -25,15 +25,15 @@ from ragmeter.executors.plan import RUN_BLOCK_BYTES, SHARDS_PER_WORKER, is_gzip
 
 @dataclass(frozen=True)
 class RunShard:
-    """Bytes ``[start, end)`` of a run file, cut at query boundaries; ``lines_before`` numbers
-    its lines in messages; ``recipe`` rebuilds the command's evaluator on the worker."""
+    """Bytes ``[start, end)`` of a run file, cut at query boundaries; ``recipe`` rebuilds the
+    command's evaluator on the worker. Its lines are numbered in messages by counting the
+    newlines before ``start`` then, not before (a pass over the file the driver saves)."""
 
     index: int
     path: str
     name: str
     start: int
     end: int
-    lines_before: int
     recipe: tuple[Any, ...]
 
 
@@ -42,9 +42,9 @@ def _qid(line: bytes) -> bytes:
     return parts[0] if parts else b""
 
 
-def query_cuts(path: str, parts: int) -> list[tuple[int, int, int]]:
-    """``(start, end, lines_before)`` of up to ``parts`` ranges of about equal size, each cut
-    moved forward to the first line whose qid differs from the line before it."""
+def query_cuts(path: str, parts: int) -> list[tuple[int, int]]:
+    """``(start, end)`` of up to ``parts`` ranges of about equal size, each cut moved forward
+    to the first line whose qid differs from the line before it."""
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
@@ -65,13 +65,7 @@ def query_cuts(path: str, parts: int) -> list[tuple[int, int, int]]:
                 pos = end
             if cuts[-1] < pos < size:
                 cuts.append(pos)
-        bounds = [*cuts, size]
-        out = []
-        lines = 0
-        for a, b in itertools.pairwise(bounds):
-            out.append((a, b, lines))
-            lines += mm[a:b].count(b"\n")
-        return out
+        return list(itertools.pairwise([*cuts, size]))
     finally:
         mm.close()
 
@@ -133,7 +127,7 @@ def _evaluate_grouped(
     from ragmeter.executors import make_executor
     from ragmeter.executors.tasks import trec_run_shard
     from ragmeter.executors.workdir import run_resumable
-    from ragmeter.io.files import sha256_file
+    from ragmeter.io.files import sha256_meanwhile
     from ragmeter.retrieval.stream import _RunInfo
 
     settings = cfg["executor"]
@@ -143,13 +137,14 @@ def _evaluate_grouped(
         outs: list[Any] = []
         seen: set[bytes] = set()
         order: list[bytes] | None = None if plan == "hash" else []
+        digest: str | None = None
         if order is not None:
             parts = settings.partitions or max(
                 math.ceil(size / RUN_BLOCK_BYTES), SHARDS_PER_WORKER * workers
             )
             shards = [
-                RunShard(i, os.path.abspath(run_path), name, a, b, n, worker_recipe)
-                for i, (a, b, n) in enumerate(query_cuts(run_path, parts))
+                RunShard(i, os.path.abspath(run_path), name, a, b, worker_recipe)
+                for i, (a, b) in enumerate(query_cuts(run_path, parts))
             ]
             got = run_resumable(
                 executor,
@@ -158,8 +153,9 @@ def _evaluate_grouped(
                 label="run",
                 plan=work.plan("run", trec_run_shard, shards, inputs=inputs),
             )
-            # a shuffled run shows in its first shard: stop there (the rest are cancelled)
-            with contextlib.closing(got):
+            # a shuffled run shows in its first shard: stop there (the rest are cancelled, and
+            # the hash plan reads the SHA-256 itself)
+            with contextlib.closing(got), sha256_meanwhile(run_path, hash_input) as sha:
                 for out in got:
                     outs.append(out)
                     if out is None:
@@ -169,6 +165,8 @@ def _evaluate_grouped(
                         break
                     seen.update(out["qids"])
                     order.extend(out["qids"])
+                if order is not None and sha is not None:
+                    digest = sha.result()
         if order is None:
             if plan == "grouped":
                 from ragmeter.errors import UsageError
@@ -195,8 +193,7 @@ def _evaluate_grouped(
     info.lines = sum(out["rows"] for out in outs if out is not None)
     info.runid = next(out["runid"] for out in reversed(outs) if out is not None)
     info.qids = seen
-    if hash_input:
-        info.sha256 = sha256_file(run_path)
+    info.sha256 = digest
     unjudged = {q for out in outs if out is not None for q in out["unjudged"]}
     dropped = sum(out["dropped"] for out in outs if out is not None)
     result = evaluator._finish(info, pieces, dropped, unjudged, run_qids=list(info.qids))

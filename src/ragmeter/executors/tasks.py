@@ -7,7 +7,7 @@ the in-process path. Results are per-unit values only; the driver aggregates.
 from __future__ import annotations
 
 import pickle
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 
@@ -62,13 +62,15 @@ def trec_run_shard(shard: Any) -> dict[str, Any] | None:
     import numpy as np
 
     from ragmeter.io.trec import _Input, run_from_input
+    from ragmeter.io.trec.lines import newlines_before
     from ragmeter.retrieval import kernels as K
 
     evaluator = _evaluator(shard.recipe)
     with open(shard.path, "rb") as fh:
         fh.seek(shard.start)
         data = fh.read(shard.end - shard.start)
-    inp = _Input(shard.name, None, data, data[: 1 << 16], shard.lines_before)
+    line_offset = partial(newlines_before, shard.path, shard.start)
+    inp = _Input(shard.name, None, data, data[: 1 << 16], line_offset)
     run = run_from_input(inp, allow_empty=True)
     if run is None:
         return None

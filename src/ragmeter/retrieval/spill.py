@@ -36,6 +36,7 @@ import pyarrow.parquet as pq
 from ragmeter.errors import InputError
 from ragmeter.io.arrowutil import release_unused
 from ragmeter.io.trec import Origin, Run, _Input, run_from_input, to_numpy
+from ragmeter.io.trec.lines import newlines_before
 from ragmeter.retrieval.kernels.codes import _qid_codes, take_rows
 from ragmeter.retrieval.kernels.ranking import _stable_argsort_codes
 from ragmeter.retrieval.spill_split import Select, bucket_of
@@ -54,7 +55,6 @@ __all__ = [
 _SCHEMA_ROW = pa.int32()
 # at 10M lines LZ4 cost the CPU time of no compression for 30% less disk; snappy cost 14% more
 _COMPRESSION = "lz4"
-_COUNT_STEP = 1 << 26
 _COMMAND = "trec"
 
 
@@ -78,16 +78,6 @@ def block_ranges(path: str, block_bytes: int) -> list[tuple[int, int]]:
             out.append((pos, end))
             pos = end
     return out
-
-
-def newlines_before(path: str, offset: int) -> int:
-    """Newlines in the first ``offset`` bytes of the file (messages only: a rescan)."""
-    if offset <= 0:
-        return 0
-    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        return sum(
-            mm[a : min(a + _COUNT_STEP, offset)].count(b"\n") for a in range(0, offset, _COUNT_STEP)
-        )
 
 
 def _read_range(path: str, start: int, end: int) -> bytes:

@@ -15,18 +15,16 @@ import math
 import os
 import shutil
 import tempfile
-import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from ragmeter.background import Background
 from ragmeter.errors import InputError, UsageError
 from ragmeter.io.arrowutil import lazy_compute as pc
-from ragmeter.io.files import GZIP_MAGIC, display_name, sha256_file
+from ragmeter.io.files import GZIP_MAGIC, display_name, sha256_meanwhile
 from ragmeter.io.trec.checks import _no_data
 from ragmeter.retrieval.kernels.ranking import RankPiece
 from ragmeter.retrieval.spill import (
@@ -156,21 +154,6 @@ def work_directory(root: str, *, keep: bool) -> Any:
                     os.rmdir(root)
 
 
-@contextlib.contextmanager
-def _sha256_meanwhile(path: str, wanted: bool) -> Iterator[Background[str] | None]:
-    """The file's SHA-256 (the JSON output reports it), read on a thread of this process while
-    the plan's shards run (hashlib releases the GIL) instead of after them (3 s for 4 GB), and
-    stopped early when the plan fails."""
-    if not wanted:
-        yield None
-        return
-    stop = threading.Event()
-    try:
-        yield Background(functools.partial(sha256_file, path, stop=stop))
-    finally:
-        stop.set()
-
-
 @dataclass
 class HashPlanResult:
     result: Any
@@ -204,7 +187,7 @@ def evaluate_hashed(
     """
     from ragmeter.retrieval.stream import _RunInfo
 
-    with _sha256_meanwhile(run_path, hash_input) as sha:
+    with sha256_meanwhile(run_path, hash_input) as sha:
         name = display_name(run_path)
         path = os.path.abspath(run_path)
         ranges = block_ranges(path, block_bytes)

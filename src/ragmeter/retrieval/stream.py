@@ -24,13 +24,13 @@ from ragmeter.errors import InputError, UsageError
 from ragmeter.io.files import GZIP_MAGIC, display_name, open_binary, sha256_file
 from ragmeter.io.trec import LineOffset, Run, _Input, run_from_input
 from ragmeter.io.trec.checks import _no_data
+from ragmeter.io.trec.lines import count_newlines
 from ragmeter.retrieval import kernels as K
 from ragmeter.retrieval.result import RetrievalResult
 
 __all__ = ["Chunk", "evaluate_stream_with", "iter_chunks"]
 
 _BYTES_PER_LINE = 40  # a TREC run line is ~40 bytes; only sizes the chunks
-_COUNT_STEP = 1 << 26  # bytes counted at a time when a message needs a line number
 
 
 @dataclass(frozen=True)
@@ -83,18 +83,13 @@ def _mapped_chunks(mm: mmap.mmap, chunk_bytes: int) -> Iterator[Chunk]:
         if end < size:
             nl = mm.find(b"\n", end - 1)
             end = size if nl < 0 else nl + 1
-        yield Chunk(memoryview(mm)[pos:end], functools.partial(_count_lines, mm, pos))
+        yield Chunk(memoryview(mm)[pos:end], functools.partial(count_newlines, mm, pos))
         # the chunk is parsed: drop its pages from this process (the page cache keeps them),
         # so the map adds no more than a chunk to the peak RSS
         lo, hi = pos // page * page, end // page * page
         if hi > lo and hasattr(mm, "madvise"):
             mm.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
         pos = end
-
-
-def _count_lines(mm: mmap.mmap, end: int) -> int:
-    """Newlines in ``mm[:end]``, a bounded slice at a time (only for messages)."""
-    return sum(mm[a : min(a + _COUNT_STEP, end)].count(b"\n") for a in range(0, end, _COUNT_STEP))
 
 
 def _read_chunks(path: str | os.PathLike[str], chunk_bytes: int) -> Iterator[Chunk]:
