@@ -18,26 +18,13 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
-import sys
-import time
 from typing import Any
 
 from benchmarks import gen_retrieval
 from benchmarks.retrieval import REPO, ensure_data
+from benchmarks.scaleout import timed
 
 MEASURES = ["-m", "map", "-m", "ndcg_cut.10", "-m", "recip_rank", "-m", "P.10"]
-
-
-def _timed(args: list[str]) -> tuple[float, dict[str, Any]]:
-    start = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "ragmeter", *args], capture_output=True, text=True, check=False
-    )
-    wall = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise SystemExit(f"ragmeter {' '.join(args)} failed:\n{proc.stderr}")
-    return wall, json.loads(proc.stdout)
 
 
 def plans_benchmark(a: Any) -> int:
@@ -56,7 +43,8 @@ def plans_benchmark(a: Any) -> int:
     for _ in range(a.repeats):
         reference = None
         for name, args in contenders.items():
-            wall, out = _timed(args)
+            wall, text = timed(args)
+            out = json.loads(text)
             meta = out.pop("executor", None)
             if reference is None:
                 reference = out
