@@ -117,6 +117,33 @@ def test_a_bad_file_read_while_the_executor_opens_is_the_one_line_error(
     assert res.stdout == ""
 
 
+def test_a_bad_file_comes_before_a_scheduler_that_cannot_be_reached(systems, tmp_path, monkeypatch):
+    """The files are read while the executor opens; when both fail, the file's error is the
+    one reported, as it is in-process."""
+    from ragmeter.executors import dask as dask_executor
+
+    monkeypatch.setattr(dask_executor, "CONNECT_TIMEOUT", 0.5)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "q000", "f1": 0.5}\n{"id": "q001"\n')
+    args = ("compare", "--per-sample", systems[0], str(bad), "-m", "f1")
+    local = invoke(*args)
+    res = invoke(*args, "--scheduler", "tcp://127.0.0.1:1", "--work-dir", str(tmp_path / "w"))
+    assert (local.code, res.code) == (2, 2)
+    assert res.stderr == local.stderr and "bad.jsonl:2:" in res.stderr
+    good = invoke(
+        "compare",
+        "--per-sample",
+        *systems[:2],
+        "-m",
+        "f1",
+        "--scheduler",
+        "tcp://127.0.0.1:1",
+        "--work-dir",
+        str(tmp_path / "w"),
+    )
+    assert good.code == 2 and "cannot connect to the Dask scheduler" in good.stderr
+
+
 def test_row_blocks_cover_every_resample_once_and_follow_the_work():
     from ragmeter.executors.stats import _cut, row_blocks
 

@@ -327,7 +327,11 @@ def register(app: typer.Typer) -> None:
                     from ragmeter.background import Background
 
                     ahead = Background(per_sample_scores, *read)
-                    session.open()
+                    try:
+                        session.open()
+                    except BaseException:
+                        ahead.result()  # a bad file is reported first, as in-process
+                        raise
                     scores, metrics, info = ahead.result()
             elif is_stored_mode(paths, store):
                 if ultrarag:
