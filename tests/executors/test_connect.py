@@ -124,6 +124,61 @@ def test_a_script_without_a_main_guard_gets_the_hint(tmp_path):
     )
 
 
+SIGTERM_SCRIPT = """
+import os, signal, sys, time
+from ragmeter.executors import make_executor
+from ragmeter.executors.settings import ExecutorSettings
+
+if __name__ == "__main__":
+    executor = make_executor(ExecutorSettings(kind="dask", workers=1), command="trec")
+    print(*executor.client.run(os.getpid).values(), flush=True)
+    try:
+        list(executor.run(time.sleep, [120.0], label="sleep"))
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+    finally:
+        executor.close()
+    print("restored", signal.getsignal(signal.SIGTERM) is signal.SIG_DFL, flush=True)
+    sys.exit(130)
+"""
+
+
+def test_sigterm_closes_the_local_cluster_as_ctrl_c_does(tmp_path):
+    """A CI timeout's SIGTERM: the command closes its cluster (no worker left, no warning from
+    multiprocessing about leaked semaphores) and exits as interrupted."""
+    pytest.importorskip("distributed")
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.helpers import REPO
+
+    script = tmp_path / "term.py"
+    script.write_text(SIGTERM_SCRIPT)
+    proc = subprocess.Popen(
+        [sys.executable, str(script)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
+    )
+    try:
+        assert proc.stdout is not None
+        worker = int(proc.stdout.readline())
+        time.sleep(0.5)  # the task is on the worker, the driver waits for it
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert out.split() == ["interrupted", "restored", "True"]
+    assert "leaked" not in err and "Traceback" not in err, err
+    with pytest.raises(ProcessLookupError):
+        os.kill(worker, 0)
+
+
 def test_a_bad_worker_memory_is_one_line(answers_file):
     pytest.importorskip("distributed")
     res = invoke("answers", answers_file, "--workers", "1", "--worker-memory", "lots")

@@ -120,6 +120,24 @@ def start_local_cluster(
         _restore_environ(environ)
 
 
+def _interrupt_on_sigterm() -> Any:
+    """While our LocalCluster runs, SIGTERM (a CI timeout, ``kill``) is handled as Ctrl-C: the
+    command closes its cluster, keeps its finished shards and says "interrupted" (status 130).
+    Python's default dies at once, and multiprocessing's resource tracker then prints a
+    warning about the workers' leaked semaphores. Returns the handler to restore, or None off
+    the main thread (where no handler can be set)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, interrupt)
+
+
 def _missing(paths: Sequence[str]) -> list[str]:
     """Run on each worker: the paths it cannot see."""
     return [p for p in paths if not os.path.exists(p)]
@@ -146,6 +164,7 @@ class DaskExecutor:
         self.command = command
         self._cluster: Any = None
         self._environ: dict[str, str] = {}
+        self._sigterm: Any = None  # the SIGTERM handler to restore at close
         self._owns_client = client is None
         self._actors: list[Any] = []
         quiet_dask_logs()
@@ -184,6 +203,7 @@ class DaskExecutor:
             raise self._error(
                 f"--worker-memory {memory!r} is not a size ({exc}; expected e.g. 2GiB)"
             ) from None
+        self._sigterm = _interrupt_on_sigterm()
         return Client(self._cluster)
 
     def _connect(self, scheduler: str) -> Any:
@@ -388,6 +408,11 @@ class DaskExecutor:
                 self._cluster.close()
             self._cluster = None
             _restore_environ(self._environ)
+        if self._sigterm is not None:
+            import signal
+
+            signal.signal(signal.SIGTERM, self._sigterm)
+            self._sigterm = None
         self.client = None
 
     def __enter__(self) -> DaskExecutor:
