@@ -121,10 +121,11 @@ def start_local_cluster(
 
 
 def _interrupt_on_sigterm() -> Any:
-    """While our LocalCluster runs, SIGTERM (a CI timeout, ``kill``) is handled as Ctrl-C: the
-    command closes its cluster, keeps its finished shards and says "interrupted" (status 130).
-    Python's default dies at once, and multiprocessing's resource tracker then prints a
-    warning about the workers' leaked semaphores. Returns the handler to restore, or None off
+    """While a command runs on Dask, SIGTERM (a CI timeout, ``kill``) is handled as Ctrl-C: the
+    command closes its client and the cluster it started, keeps its finished shards and says
+    "interrupted" (status 130). Python's default dies at once: a LocalCluster's resource
+    tracker then warns about the workers' leaked semaphores, and an existing cluster learns of
+    the lost client only when its heartbeats stop. Returns the handler to restore, or None off
     the main thread (where no handler can be set)."""
     import signal
     import threading
@@ -178,6 +179,8 @@ class DaskExecutor:
             self.client = self._start_local(settings.workers or 1, settings.worker_memory)
             where = "local"
         self._where = where
+        if self._owns_client:
+            self._sigterm = _interrupt_on_sigterm()
         try:
             self._check_versions()
         except BaseException:
@@ -203,7 +206,6 @@ class DaskExecutor:
             raise self._error(
                 f"--worker-memory {memory!r} is not a size ({exc}; expected e.g. 2GiB)"
             ) from None
-        self._sigterm = _interrupt_on_sigterm()
         return Client(self._cluster)
 
     def _connect(self, scheduler: str) -> Any:
