@@ -248,7 +248,7 @@ def test_a_work_dir_the_workers_cannot_see_is_one_line(tmp_path, driver_only, sc
         f"ragmeter run: --work-dir {hidden} is not visible from worker {address} (use a "
         "filesystem shared by all workers)\n"
     )
-    assert os.listdir(tmp_path / "work") == ["payloads"]  # the probe was removed
+    assert sorted(os.listdir(tmp_path / "work")) == [".lock", "payloads"]  # the probe was removed
 
 
 def _worker_settings() -> tuple[dict[str, str | None], str, str, int]:

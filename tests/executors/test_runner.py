@@ -67,7 +67,7 @@ def test_run_on_two_workers_is_byte_identical(here, in_process, scheduler):
     assert (executor["kind"], executor["cluster"], executor["workers"]) == ("dask", "existing", 2)
     assert text == in_process
     # the work dir is removed after a successful run (only the payload folder stays)
-    assert os.listdir(here / ".ragmeter" / "work") == ["payloads"]
+    assert sorted(os.listdir(here / ".ragmeter" / "work")) == [".lock", "payloads"]
     assert os.listdir(here / ".ragmeter" / "work" / "payloads") == []
     summary = json.loads(text)
     assert summary["tasks"]["retrieval"]["systems"]["hybrid-v1"]["status"] == "ok"
@@ -95,7 +95,7 @@ def test_the_cli_takes_the_flags_and_the_config_block(here, scheduler, in_proces
     assert text.replace('"path": "ragmeter.yaml"', '"path": null') == in_process
     assert out["config"]["sha256"] == load_config(here / "ragmeter.yaml").hash
     # keep_work: one payload per (task, system) and per comparison, one plan per phase
-    kept = sorted(os.listdir(here / "w"))
+    kept = sorted(k for k in os.listdir(here / "w") if k != ".lock")
     assert [k.split("-")[0] for k in kept] == ["comparisons", "payloads", "tasks"]
     tasks_plan = json.loads((here / "w" / kept[2] / "manifest.json").read_text())
     assert tasks_plan["shards"] == len(tasks_plan["done"]) == 8  # 4 tasks x 2 systems

@@ -65,7 +65,7 @@ def test_a_rerun_recomputes_only_the_shards_not_finished(executor, tmp_path, cap
         "ragmeter run: resuming sums: 3 of 6 shards finished by an earlier run ("
     )
     again.finish(success=True)
-    assert os.listdir(tmp_path / "work") == ["payloads"]
+    assert sorted(os.listdir(tmp_path / "work")) == [".lock", "payloads"]
     assert os.listdir(tmp_path / "work" / "payloads") == []
 
 
@@ -97,4 +97,83 @@ def test_plans_older_than_a_week_are_removed_at_start(tmp_path):
     fresh.mkdir()
     work = WorkDir(str(tmp_path / "work"))
     assert work.removed_old == 1
-    assert sorted(os.listdir(tmp_path / "work")) == ["payloads", "tasks-fedcba9876543210"]
+    assert sorted(os.listdir(tmp_path / "work")) == [".lock", "payloads", "tasks-fedcba9876543210"]
+
+
+HOLDER = """
+import sys, time
+from ragmeter.executors.workdir import WorkDir
+
+work = WorkDir(sys.argv[1], command="trec")
+print("held", flush=True)
+sys.stdin.readline()
+"""
+
+
+@pytest.fixture
+def other_command(tmp_path):
+    """Another process that owns the work dir ``tmp_path / "work"`` until the test ends."""
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    root = tmp_path / "work"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == "held\n"
+    yield root
+    proc.communicate("\n", timeout=30)
+
+
+def test_a_second_command_on_a_busy_work_dir_works_in_a_private_folder(other_command, capfd):
+    theirs = other_command / "run-0123456789abcdef"
+    theirs.mkdir()
+    (theirs / "shard-00000.pkl").write_bytes(b"theirs")
+    work = WorkDir(str(other_command), command="trec")
+    assert work.private and work.root == str(other_command / f"private-{os.getpid()}")
+    assert capfd.readouterr().err == (
+        f"ragmeter trec: another ragmeter command is using the work dir {other_command}; this "
+        f"one works in {work.root}, removed when it ends\n"
+    )
+    path, _ = work.payload({"x": 1})
+    assert path.startswith(work.root)
+    work.finish(success=False)  # a private folder cannot be resumed: it goes in any case
+    assert not os.path.exists(work.root)
+    assert (theirs / "shard-00000.pkl").read_bytes() == b"theirs"
+
+
+def test_one_process_shares_its_own_work_dir(tmp_path):
+    outer = WorkDir(str(tmp_path / "w"))
+    inner = WorkDir(str(tmp_path / "w"))
+    assert not outer.private and not inner.private
+    inner.finish(success=True)
+    outer.finish(success=True)
+    again = WorkDir(str(tmp_path / "w"))  # released: the next command owns it
+    assert not again.private
+    again.finish(success=True)
+
+
+def test_a_hash_plan_beside_another_command_gives_the_same_result(other_command, scheduler):
+    """The other command would remove the shared maps and plans when it succeeds; this one's
+    are its own."""
+    from tests.helpers import CONFORMANCE, invoke
+
+    data = CONFORMANCE / "trec_eval"
+    lines = (data / "results.test").read_bytes().splitlines(keepends=True)
+    shuffled = other_command.parent / "shuffled.run"
+    shuffled.write_bytes(b"".join(lines[1::2] + lines[0::2]))
+    args = ("trec", "--json", str(data / "qrels.test"), str(shuffled))
+    local = invoke(*args)
+    res = invoke(*args, "--scheduler", scheduler, "--work-dir", str(other_command))
+    assert (local.code, res.code) == (0, 0), res.stderr
+    assert "another ragmeter command is using the work dir" in res.stderr
+    out = __import__("json").loads(res.stdout)
+    assert out.pop("executor")["plan"] == "hash"
+    assert __import__("json").dumps(out, indent=2) + "\n" == local.stdout
+    assert sorted(p.name for p in other_command.iterdir()) == [".lock", "payloads"]

@@ -84,7 +84,10 @@ def evaluate_hash_on_executor(
 
     identity = json.dumps([__version__, file_identity(run_path), parts, block_bytes])
     digest = hashlib.sha256(identity.encode()).hexdigest()[:16]
-    maps = os.path.abspath(os.path.join(cfg.get("spill") or work.root, f"ragmeter-hash-{digest}"))
+    # a command in a private work dir (another one owns the shared one) keeps its own maps
+    # under --spill DIR as well: the owner removes its maps when it succeeds
+    name = f"ragmeter-hash-{digest}" + (f"-{os.getpid()}" if work.private else "")
+    maps = os.path.abspath(os.path.join(cfg.get("spill") or work.root, name))
     os.makedirs(maps, exist_ok=True)
     work.used.append(maps)  # removed after a success (unless --keep-work), kept after a failure
     spill_plan.check_free_space(maps, run_path)

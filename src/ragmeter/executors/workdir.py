@@ -116,6 +116,43 @@ class PlanDir:
         _write_atomic(self.manifest_path, json.dumps(manifest, sort_keys=True).encode())
 
 
+# The work dirs this process holds: root -> [lock file descriptor, users]. A command that opens
+# the same work dir twice (the runner, then a phase of its own) shares its lock.
+_HELD: dict[str, list[int]] = {}
+
+
+def _lock(root: str) -> bool:
+    """Take (or share, within this process) the lock of the work dir ``root``: False when
+    another process holds it. A filesystem without locks counts as taken: the work dir is then
+    shared as it was before locks."""
+    import fcntl
+
+    held = _HELD.get(root)
+    if held is not None:
+        held[1] += 1
+        return True
+    fd = os.open(os.path.join(root, ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return False
+    except OSError:  # no locks here (ENOLCK on some network filesystems)
+        pass
+    _HELD[root] = [fd, 1]
+    return True
+
+
+def _unlock(root: str) -> None:
+    held = _HELD.get(root)
+    if held is None:
+        return
+    held[1] -= 1
+    if held[1] == 0:
+        del _HELD[root]
+        os.close(held[0])  # closing the descriptor releases the lock
+
+
 class WorkDir:
     """A command's work dir (``--work-dir``, ``executor.work_dir``; default ``.ragmeter/work``).
 
@@ -123,6 +160,10 @@ class WorkDir:
     the plans and payloads it used are removed unless ``keep`` (``--keep-work``); after a
     failure they stay, and re-running the same command resumes from them. As a context
     manager, the block's outcome decides which.
+
+    One command at a time owns a work dir (a lock on its ``.lock`` file): a command started
+    while another runs there works in a private folder of its own, ``private-PID``, removed
+    when it ends, so that neither removes files the other still reads.
     """
 
     def __init__(self, root: str, *, keep: bool = False, command: str | None = None) -> None:
@@ -131,14 +172,30 @@ class WorkDir:
         self.command = command
         self.used: list[str] = []
         self.plans: list[PlanDir] = []
+        self._locked: str | None = None
+        self.private = False
         try:
             os.makedirs(os.path.join(self.root, "payloads"), exist_ok=True)
+            if _lock(self.root):
+                self._locked = self.root
+            else:
+                self.private = True
+                self.root = os.path.join(self.root, f"private-{os.getpid()}")
+                os.makedirs(os.path.join(self.root, "payloads"), exist_ok=True)
         except OSError as exc:
             raise UsageError(
                 f"cannot create the work dir {root} ({exc.strerror or exc}; expected a "
                 "writable directory, set with --work-dir)",
                 command=command,
             ) from None
+        if self.private:
+            import sys
+
+            who = f"ragmeter {command}" if command else "ragmeter"
+            sys.stderr.write(
+                f"{who}: another ragmeter command is using the work dir {root}; this one works "
+                f"in {self.root}, removed when it ends\n"
+            )
         self.removed_old = self._remove_old()
 
     def _remove_old(self) -> int:
@@ -207,15 +264,22 @@ class WorkDir:
         self.finish(success=exc_type is None)
 
     def finish(self, *, success: bool) -> None:
-        """Remove what this command used after a success (unless ``keep``)."""
-        if not success or self.keep:
-            return
-        for path in self.used:
-            if os.path.isdir(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                with contextlib.suppress(OSError):
-                    os.remove(path)
+        """Remove what this command used after a success (unless ``keep``), and a private
+        folder in any case (no re-run would find it); then release the work dir."""
+        try:
+            if self.private and not self.keep:
+                shutil.rmtree(self.root, ignore_errors=True)
+            elif success and not self.keep:
+                for path in self.used:
+                    if os.path.isdir(path):
+                        shutil.rmtree(path, ignore_errors=True)
+                    else:
+                        with contextlib.suppress(OSError):
+                            os.remove(path)
+        finally:
+            if self._locked is not None:
+                _unlock(self._locked)
+                self._locked = None
 
 
 def run_resumable(
