@@ -125,19 +125,19 @@ def _lock(root: str) -> bool:
     """Take (or share, within this process) the lock of the work dir ``root``: False when
     another process holds it. A filesystem without locks counts as taken: the work dir is then
     shared as it was before locks."""
-    import fcntl
-
     held = _HELD.get(root)
     if held is not None:
         held[1] += 1
         return True
     fd = os.open(os.path.join(root, ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
     try:
+        import fcntl
+
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
         return False
-    except OSError:  # no locks here (ENOLCK on some network filesystems)
+    except (ImportError, OSError):  # no locks here (Windows; ENOLCK on some network filesystems)
         pass
     _HELD[root] = [fd, 1]
     return True
