@@ -177,3 +177,34 @@ def test_a_hash_plan_beside_another_command_gives_the_same_result(other_command,
     assert out.pop("executor")["plan"] == "hash"
     assert __import__("json").dumps(out, indent=2) + "\n" == local.stdout
     assert sorted(p.name for p in other_command.iterdir()) == [".lock", "payloads"]
+
+
+def test_a_work_dir_that_cannot_be_written_is_one_line_and_stops_the_tasks(tmp_path):
+    """A full disk or a folder removed under a running command: one line naming the file, no
+    temporary file left, and the executor's generator closed (its tasks cancelled) at once."""
+    import shutil
+
+    from ragmeter.errors import UsageError
+    from ragmeter.executors.workdir import PlanDir
+
+    closed = []
+
+    class Executor:
+        def run(self, task, shards, *, label, split=None):
+            try:
+                for shard in shards:
+                    yield task(shard)
+            finally:
+                closed.append(label)
+
+    plan = PlanDir(str(tmp_path / "tasks-0123"), 3, command="answers")
+    shutil.rmtree(plan.path)  # the folder goes away under the command
+    got = run_resumable(Executor(), abs, [-1, -2, -3], label="scoring", plan=plan)
+    with pytest.raises(UsageError) as err:
+        next(got)
+    assert str(err.value) == (
+        f"ragmeter answers: cannot write {plan.path}/shard-00000.pkl in the work dir (No such "
+        "file or directory; expected a writable folder with free space, set with --work-dir)"
+    )
+    assert closed == ["scoring"]
+    assert not os.path.exists(plan.path)

@@ -66,11 +66,22 @@ def _plain(shards: Sequence[Any]) -> list[Any]:
     ]
 
 
-def _write_atomic(path: str, data: bytes) -> None:
+def _write_atomic(path: str, data: bytes, command: str | None) -> None:
+    """``data`` to ``path`` through a temporary name; a full disk or a folder that went away is
+    one line (the temporary file removed), not a traceback."""
     tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise UsageError(
+            f"cannot write {path} in the work dir ({exc.strerror or exc}; expected a writable "
+            "folder with free space, set with --work-dir)",
+            command=command,
+        ) from None
 
 
 class PlanDir:
@@ -110,10 +121,12 @@ class PlanDir:
 
     def save(self, index: int, result: Any) -> None:
         data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
-        _write_atomic(self._shard_path(index), data)
+        _write_atomic(self._shard_path(index), data, self.command)
         self.done[str(index)] = hashlib.sha256(data).hexdigest()
         manifest = {"shards": self.n_shards, "done": self.done}
-        _write_atomic(self.manifest_path, json.dumps(manifest, sort_keys=True).encode())
+        _write_atomic(
+            self.manifest_path, json.dumps(manifest, sort_keys=True).encode(), self.command
+        )
 
 
 # The work dirs this process holds: root -> [lock file descriptor, users]. A command that opens
@@ -217,7 +230,7 @@ class WorkDir:
         digest = hashlib.sha256(data).hexdigest()
         path = os.path.join(self.root, "payloads", f"{digest}.pkl")
         if not os.path.exists(path):
-            _write_atomic(path, data)
+            _write_atomic(path, data, self.command)
         self.used.append(path)
         return path, digest
 
@@ -322,11 +335,18 @@ def run_resumable(
         if todo
         else iter(())
     )
-    for i in range(len(shards)):
-        if i in ready:
-            yield ready.pop(i)
-            continue
-        value = next(fresh)
-        plan.save(i, value)
-        plan.computed += 1
-        yield value
+    try:
+        for i in range(len(shards)):
+            if i in ready:
+                yield ready.pop(i)
+                continue
+            value = next(fresh)
+            plan.save(i, value)
+            plan.computed += 1
+            yield value
+    finally:
+        # cancels the executor's tasks now, while its client is open (not when the garbage
+        # collector finds the abandoned generator, after the client closed)
+        close = getattr(fresh, "close", None)
+        if close is not None:
+            close()
