@@ -179,6 +179,53 @@ def test_sigterm_closes_the_local_cluster_as_ctrl_c_does(tmp_path):
         os.kill(worker, 0)
 
 
+CTRL_C_AT_START = """
+import os, signal
+import ragmeter.executors.dask as dask_executor
+from ragmeter.executors import make_executor
+from ragmeter.executors.settings import ExecutorSettings
+
+real, started = dask_executor.start_local_cluster, []
+
+
+def interrupted_start(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the workers start
+    started.append(real(*args, **kwargs))
+    return started[-1]
+
+
+dask_executor.start_local_cluster = interrupted_start
+if __name__ == "__main__":
+    try:
+        make_executor(ExecutorSettings(kind="dask", workers=1), command="trec")
+    except KeyboardInterrupt:
+        print("interrupted", started[0].status.name, flush=True)
+"""
+
+
+def test_ctrl_c_while_the_cluster_starts_closes_it(tmp_path):
+    """Dask gives no handle on a cluster whose start was interrupted: the signal waits for the
+    start to end, then the cluster is closed (no leaked semaphores from its workers)."""
+    pytest.importorskip("distributed")
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    script = tmp_path / "ctrl_c.py"
+    script.write_text(CTRL_C_AT_START)
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
+    assert proc.stdout.split() == ["interrupted", "closed"], proc.stderr
+    assert "leaked" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
 def test_a_bad_worker_memory_is_one_line(answers_file):
     pytest.importorskip("distributed")
     res = invoke("answers", answers_file, "--workers", "1", "--worker-memory", "lots")

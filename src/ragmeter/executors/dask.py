@@ -139,6 +139,33 @@ def _interrupt_on_sigterm() -> Any:
     return signal.signal(signal.SIGTERM, interrupt)
 
 
+@contextlib.contextmanager
+def _signals_held() -> Iterator[list[int]]:
+    """Ctrl-C and SIGTERM during the block (a LocalCluster's start, about half a second) take
+    effect at its end, so that the cluster they interrupt exists and can be closed: Dask gives
+    no handle on a cluster whose start was interrupted, and its workers' semaphores then leak.
+    A second signal interrupts at once (a start that hangs can still be stopped)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield []
+        return
+    held: list[int] = []
+
+    def hold(signum: int, frame: Any) -> None:
+        if held:
+            raise KeyboardInterrupt
+        held.append(signum)
+
+    previous = {sig: signal.signal(sig, hold) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield held
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def _missing(paths: Sequence[str]) -> list[str]:
     """Run on each worker: the paths it cannot see."""
     return [p for p in paths if not os.path.exists(p)]
@@ -196,17 +223,23 @@ class DaskExecutor:
 
         # a worker the nanny restarts puts its variables back: taken out again at close
         self._environ = dict(os.environ)
-        try:
-            self._cluster = start_local_cluster(workers, memory)
-        except RuntimeError as exc:
-            # Spawned workers re-import the calling script: without a main guard they fail.
-            hint = MAIN_GUARD_HINT if self.command else f"ragmeter: {MAIN_GUARD_HINT}"
-            raise self._error(hint) from exc
-        except ValueError as exc:
-            raise self._error(
-                f"--worker-memory {memory!r} is not a size ({exc}; expected e.g. 2GiB)"
-            ) from None
-        return Client(self._cluster)
+        with _signals_held() as held:
+            try:
+                self._cluster = start_local_cluster(workers, memory)
+            except RuntimeError as exc:
+                # Spawned workers re-import the calling script: without a main guard they fail.
+                hint = MAIN_GUARD_HINT if self.command else f"ragmeter: {MAIN_GUARD_HINT}"
+                raise self._error(hint) from exc
+            except ValueError as exc:
+                raise self._error(
+                    f"--worker-memory {memory!r} is not a size ({exc}; expected e.g. 2GiB)"
+                ) from None
+            client = Client(self._cluster)
+        if held:  # interrupted while it started: closed now that it can be
+            self.client = client
+            self.close()
+            raise KeyboardInterrupt
+        return client
 
     def _connect(self, scheduler: str) -> Any:
         from distributed import Client
