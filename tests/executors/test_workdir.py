@@ -177,6 +177,12 @@ def test_a_hash_plan_beside_another_command_gives_the_same_result(other_command,
     assert out.pop("executor")["plan"] == "hash"
     assert __import__("json").dumps(out, indent=2) + "\n" == local.stdout
     assert sorted(p.name for p in other_command.iterdir()) == [".lock", "payloads"]
+    spill = other_command.parent / "spill"
+    res = invoke(
+        *args, "--scheduler", scheduler, "--work-dir", str(other_command), "--spill", str(spill)
+    )
+    assert res.code == 0, res.stderr
+    assert os.listdir(spill) == []  # its maps went with its private folder
 
 
 def test_a_work_dir_that_cannot_be_written_is_one_line_and_stops_the_tasks(tmp_path):

@@ -192,23 +192,23 @@ class DaskExecutor:
         self.command = command
         self._cluster: Any = None
         self._environ: dict[str, str] = {}
-        self._sigterm: Any = None  # the SIGTERM handler to restore at close
         self._owns_client = client is None
         self._actors: list[Any] = []
+        self.client: Any = None
+        # the SIGTERM handler to restore at close (set first: no moment without one)
+        self._sigterm: Any = _interrupt_on_sigterm() if self._owns_client else None
         quiet_dask_logs()
-        if client is not None:
-            self.client = client
-            where = "existing"
-        elif settings.scheduler:
-            self.client = self._connect(settings.scheduler)
-            where = "existing"
-        else:
-            self.client = self._start_local(settings.workers or 1, settings.worker_memory)
-            where = "local"
-        self._where = where
-        if self._owns_client:
-            self._sigterm = _interrupt_on_sigterm()
         try:
+            if client is not None:
+                self.client = client
+                where = "existing"
+            elif settings.scheduler:
+                self.client = self._connect(settings.scheduler)
+                where = "existing"
+            else:
+                self.client = self._start_local(settings.workers or 1, settings.worker_memory)
+                where = "local"
+            self._where = where
             self._check_versions()
         except BaseException:
             self.close()
@@ -235,9 +235,8 @@ class DaskExecutor:
                     f"--worker-memory {memory!r} is not a size ({exc}; expected e.g. 2GiB)"
                 ) from None
             client = Client(self._cluster)
-        if held:  # interrupted while it started: closed now that it can be
+        if held:  # interrupted while it started: closed (by the caller) now that it can be
             self.client = client
-            self.close()
             raise KeyboardInterrupt
         return client
 

@@ -280,15 +280,15 @@ class WorkDir:
         """Remove what this command used after a success (unless ``keep``), and a private
         folder in any case (no re-run would find it); then release the work dir."""
         try:
-            if self.private and not self.keep:
-                shutil.rmtree(self.root, ignore_errors=True)
-            elif success and not self.keep:
-                for path in self.used:
+            if not self.keep and (success or self.private):
+                for path in self.used:  # maps under --spill DIR lie outside the work dir
                     if os.path.isdir(path):
                         shutil.rmtree(path, ignore_errors=True)
                     else:
                         with contextlib.suppress(OSError):
                             os.remove(path)
+                if self.private:
+                    shutil.rmtree(self.root, ignore_errors=True)
         finally:
             if self._locked is not None:
                 _unlock(self._locked)
