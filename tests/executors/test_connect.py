@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
 import pytest
 
@@ -100,23 +101,25 @@ make_executor(resolve_settings(workers=1, env={})).close()
 """
 
 
-def test_a_script_without_a_main_guard_gets_the_hint(tmp_path):
-    pytest.importorskip("distributed")
-    import subprocess
+def _script(tmp_path: Any, text: str) -> tuple[list[str], dict[str, Any]]:
+    """The command line and ``subprocess`` keywords that run ``text`` as a script of its own,
+    with this checkout's ragmeter importable."""
     import sys
 
     from tests.helpers import REPO
 
-    script = tmp_path / "no_guard.py"
-    script.write_text(NO_GUARD)
-    proc = subprocess.run(
-        [sys.executable, str(script)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
-        timeout=180,
-    )
+    script = tmp_path / "script.py"
+    script.write_text(text)
+    env = {"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"}
+    return [sys.executable, str(script)], {"text": True, "cwd": tmp_path, "env": env}
+
+
+def test_a_script_without_a_main_guard_gets_the_hint(tmp_path):
+    pytest.importorskip("distributed")
+    import subprocess
+
+    argv, kwargs = _script(tmp_path, NO_GUARD)
+    proc = subprocess.run(argv, capture_output=True, timeout=180, **kwargs)
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines()[-1] == (
         "ragmeter.errors.UsageError: ragmeter: starting Dask workers failed; call ragmeter from "
@@ -149,21 +152,10 @@ def test_sigterm_closes_the_local_cluster_as_ctrl_c_does(tmp_path):
     pytest.importorskip("distributed")
     import signal
     import subprocess
-    import sys
     import time
 
-    from tests.helpers import REPO
-
-    script = tmp_path / "term.py"
-    script.write_text(SIGTERM_SCRIPT)
-    proc = subprocess.Popen(
-        [sys.executable, str(script)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
-    )
+    argv, kwargs = _script(tmp_path, SIGTERM_SCRIPT)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
     try:
         assert proc.stdout is not None
         worker = int(proc.stdout.readline())
@@ -208,20 +200,9 @@ def test_ctrl_c_while_the_cluster_starts_closes_it(tmp_path):
     start to end, then the cluster is closed (no leaked semaphores from its workers)."""
     pytest.importorskip("distributed")
     import subprocess
-    import sys
 
-    from tests.helpers import REPO
-
-    script = tmp_path / "ctrl_c.py"
-    script.write_text(CTRL_C_AT_START)
-    proc = subprocess.run(
-        [sys.executable, str(script)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
-        timeout=120,
-    )
+    argv, kwargs = _script(tmp_path, CTRL_C_AT_START)
+    proc = subprocess.run(argv, capture_output=True, timeout=120, **kwargs)
     assert proc.stdout.split() == ["interrupted", "closed"], proc.stderr
     assert "leaked" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
 
