@@ -207,6 +207,19 @@ def test_ctrl_c_while_the_cluster_starts_closes_it(tmp_path):
     assert "leaked" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
 
 
+def test_more_local_workers_than_the_memory_holds_is_one_line(answers_file, monkeypatch):
+    """Each worker's default share of 0.8 × RAM must hold a worker's imports: below 256 MiB the
+    nannies would stop the workers over and over."""
+    pytest.importorskip("distributed")
+    monkeypatch.setattr(dask_executor, "_ram", lambda: 4 << 30)
+    res = invoke("answers", answers_file, "--workers", "13")
+    assert res.code == 2 and res.stdout == ""
+    assert res.stderr == (
+        "ragmeter answers: --workers 13 would leave each worker 252 MiB of this machine's 4.0 "
+        "GiB (expected at most 12 workers here, or --worker-memory SIZE)\n"
+    )
+
+
 def test_a_bad_worker_memory_is_one_line(answers_file):
     pytest.importorskip("distributed")
     res = invoke("answers", answers_file, "--workers", "1", "--worker-memory", "lots")

@@ -171,11 +171,22 @@ def _missing(paths: Sequence[str]) -> list[str]:
     return [p for p in paths if not os.path.exists(p)]
 
 
+# A worker with its imports (numpy, pyarrow, distributed) holds about 150 MiB before any shard:
+# below this default share the nannies would stop workers over and over.
+MIN_WORKER_MEMORY = 256 << 20
+
+
+def _ram() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
 def _default_memory(workers: int) -> int:
     """min(4 GiB, 0.8 × RAM / workers): enough for a shard, and the machine keeps some."""
-    try:
-        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
+    ram = _ram()
+    if ram is None:
         return 4 << 30
     return int(min(4 << 30, 0.8 * ram / max(1, workers)))
 
@@ -221,6 +232,14 @@ class DaskExecutor:
     def _start_local(self, workers: int, memory: str | None) -> Any:
         from distributed import Client
 
+        if not memory and _default_memory(workers) < MIN_WORKER_MEMORY:
+            ram = _ram() or 0
+            most = max(1, int(0.8 * ram / MIN_WORKER_MEMORY))
+            raise self._error(
+                f"--workers {workers} would leave each worker "
+                f"{_default_memory(workers) >> 20} MiB of this machine's {ram / (1 << 30):.1f} "
+                f"GiB (expected at most {most} workers here, or --worker-memory SIZE)"
+            )
         # a worker the nanny restarts puts its variables back: taken out again at close
         self._environ = dict(os.environ)
         with _signals_held() as held:
