@@ -45,6 +45,26 @@ def test_scheduler_that_is_neither_address_nor_file(answers_file, tmp_path):
     )
 
 
+@pytest.mark.parametrize("text", ["not json", "{}", '["x"]', '{"address": 8786}'])
+def test_a_file_that_is_not_a_scheduler_file_is_one_line(answers_file, tmp_path, text):
+    path = tmp_path / "scheduler.json"
+    path.write_text(text)
+    res = invoke("answers", answers_file, "--scheduler", str(path))
+    assert res.code == 2 and res.stdout == ""
+    assert res.stderr == (
+        f"ragmeter answers: --scheduler {path} is not a Dask scheduler file (expected JSON "
+        "with the scheduler's \"address\", as `dask scheduler --scheduler-file` writes it)\n"
+    )
+
+
+def test_a_scheduler_file_names_the_cluster(answers_file, tmp_path, scheduler):
+    path = tmp_path / "scheduler.json"
+    path.write_text(json.dumps({"type": "Scheduler", "address": scheduler}))
+    res = invoke("answers", answers_file, "--scheduler", str(path), "--json")
+    assert res.code == 0, res.stderr
+    assert json.loads(res.stdout)["ragmeter"]["executor"]["cluster"] == "existing"
+
+
 def test_environment_scheduler_is_used(answers_file, monkeypatch):
     pytest.importorskip("distributed")
     monkeypatch.setattr(dask_executor, "CONNECT_TIMEOUT", 1)

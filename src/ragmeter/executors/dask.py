@@ -263,24 +263,41 @@ class DaskExecutor:
         from distributed import Client
 
         target = scheduler.strip()
-        kwargs: dict[str, Any]
         if "://" in target:
-            kwargs = {"address": target}
+            address = target
         elif os.path.isfile(target):
-            kwargs = {"scheduler_file": target}
+            address = self._address_in(target)
         else:
             raise self._error(
                 f"--scheduler {scheduler!r} is neither an address nor a scheduler file "
                 "(expected tcp://HOST:PORT or the path of a Dask scheduler file)"
             )
         try:
-            return Client(timeout=CONNECT_TIMEOUT, **kwargs)
-        except (OSError, TimeoutError, ValueError) as exc:
+            return Client(address=address, timeout=CONNECT_TIMEOUT)
+        except Exception as exc:  # Dask's own checks fail with any type (an AssertionError)
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise self._error(
                 f"cannot connect to the Dask scheduler at {scheduler} ({reason}; expected a "
                 "running scheduler reachable from this machine)"
             ) from None
+
+    def _address_in(self, path: str) -> str:
+        """The address in a scheduler file (``dask scheduler --scheduler-file``), read here: Dask
+        meets a file without one with an AssertionError."""
+        import json
+
+        from ragmeter.io.files import read_text
+
+        try:
+            address = json.loads(read_text(path)).get("address")
+        except (ValueError, AttributeError):
+            address = None
+        if not isinstance(address, str) or "://" not in address:
+            raise self._error(
+                f"--scheduler {path} is not a Dask scheduler file (expected JSON with the "
+                'scheduler\'s "address", as `dask scheduler --scheduler-file` writes it)'
+            )
+        return address
 
     def _check_versions(self) -> None:
         """Every worker must run the driver's versions of the packages that make the numbers."""
