@@ -85,6 +85,18 @@ def test_cuts_fall_between_queries(synthetic):
             assert last != first  # no query spans two shards
 
 
+def test_more_cuts_asked_than_queries_give_one_range_per_query(synthetic):
+    """--partitions far above the number of queries: every query boundary is a cut, and the
+    search stops at the last query (it used to rescan it once per cut asked)."""
+    RUN = synthetic[1]
+    data = Path(RUN).read_bytes()
+    qids = [line.split()[0] for line in data.splitlines()]
+    cuts = query_cuts(RUN, 10**6)
+    assert len(cuts) == len(dict.fromkeys(qids))
+    for a, b in cuts:
+        assert len({line.split()[0] for line in data[a:b].splitlines()}) == 1
+
+
 @pytest.mark.parametrize("fault", ["duplicate", "score"])
 def test_an_error_in_a_late_shard_is_the_in_process_message(scheduler, tmp_path, fault):
     lines = Path(RUN).read_bytes().splitlines(keepends=True)

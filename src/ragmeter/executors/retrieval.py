@@ -63,7 +63,9 @@ def query_cuts(path: str, parts: int) -> list[tuple[int, int]]:
                 if _qid(mm[pos:end]) != prev:
                     break
                 pos = end
-            if cuts[-1] < pos < size:
+            if pos >= size:  # the last query runs to the end: no cut after it
+                break
+            if cuts[-1] < pos:
                 cuts.append(pos)
         return list(itertools.pairwise([*cuts, size]))
     finally:
