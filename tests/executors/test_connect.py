@@ -53,7 +53,7 @@ def test_a_file_that_is_not_a_scheduler_file_is_one_line(answers_file, tmp_path,
     assert res.code == 2 and res.stdout == ""
     assert res.stderr == (
         f"ragmeter answers: --scheduler {path} is not a Dask scheduler file (expected JSON "
-        "with the scheduler's \"address\", as `dask scheduler --scheduler-file` writes it)\n"
+        'with the scheduler\'s "address", as `dask scheduler --scheduler-file` writes it)\n'
     )
 
 
