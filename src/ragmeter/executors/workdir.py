@@ -207,7 +207,7 @@ class WorkDir:
             who = f"ragmeter {command}" if command else "ragmeter"
             sys.stderr.write(
                 f"{who}: another ragmeter command is using the work dir {root}; this one works "
-                f"in {self.root}, removed when it ends\n"
+                f"in {os.path.join(root, os.path.basename(self.root))}, removed when it ends\n"
             )
         self.removed_old = self._remove_old()
 
