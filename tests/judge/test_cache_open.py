@@ -36,3 +36,17 @@ def test_workers_opening_a_new_cache_at_once_all_succeed(tmp_path):
             (SCHEMA_VERSION,)
         ]
         cache.close()
+
+
+def test_a_cache_whose_folder_cannot_be_made_is_one_line(tmp_path):
+    import pytest
+
+    from ragmeter.errors import InputError
+
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    path = blocker / "sub" / "c.sqlite"
+    with pytest.raises(InputError) as err:
+        JudgeCache(path)
+    assert str(err.value).startswith(f"{path}: cannot create the judge cache (")
+    assert str(err.value).endswith("; expected a path in a writable folder, set with --cache)")

@@ -198,6 +198,12 @@ class JudgeCache:
                 raise InputError(
                     f"cannot open the judge cache ({exc})", path=os.fspath(self.path)
                 ) from None
+            except OSError as exc:  # its folder cannot be made
+                raise InputError(
+                    f"cannot create the judge cache ({exc.strerror or exc}; expected a path in "
+                    "a writable folder, set with --cache)",
+                    path=os.fspath(self.path),
+                ) from None
         try:
             self.db.executescript(_DDL)
             row = self.db.execute("SELECT v FROM meta WHERE k='schema_version'").fetchone()
