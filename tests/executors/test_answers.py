@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import os
 import random
 
 import pytest
@@ -239,3 +240,20 @@ def test_other_profiles_and_readers_give_the_same_json(variants_file, scheduler,
     assert res.code == 0, res.stderr
     assert _strip(res.stdout) == json.dumps(json.loads(local.stdout))
     assert res.stderr == local.stderr
+
+
+def test_semantic_metrics_are_refused_before_the_model_or_a_cluster(answers_file, monkeypatch):
+    """Under Dask the refusal comes first: no model is loaded (5 s) and no cluster starts."""
+    import ragmeter.answers.semantic as semantic
+
+    def no_load(*args, **kwargs):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(semantic, "load_minilm", no_load)
+    res = invoke("answers", answers_file, "-m", "em,semantic-similarity", "--workers", "2")
+    assert res.code == 2 and res.stdout == ""
+    assert res.stderr == (
+        "ragmeter answers: the semantic metrics do not run under --executor dask yet (expected "
+        "lexical metrics, or the in-process executor)\n"
+    )
+    assert not os.path.exists(".ragmeter")  # no work dir: no executor was opened

@@ -247,7 +247,7 @@ def register(app: typer.Typer) -> None:
                 gold_regex=gold_regex,
                 lsum_split=lsum_split.value,
             )
-            if o.semantic:
+            if o.semantic and xsettings.is_local:  # Dask refuses them before loading
                 from ragmeter.answers.semantic import load_minilm
 
                 with _status("loading all-MiniLM-L6-v2 (offline)"):

@@ -208,11 +208,6 @@ def score_answers(
             "--executor dask reads INPUT from a file every worker can see, not from stdin "
             "(expected a file path)"
         )
-    if options.semantic:
-        raise UsageError(
-            "the semantic metrics do not run under --executor dask yet (expected lexical "
-            "metrics, or the in-process executor)"
-        )
     if planned is not None:
         shards = planned.result()
     else:
@@ -279,6 +274,11 @@ def answers_on(
     from ragmeter.executors import open_executor
     from ragmeter.io.files import display_name, open_binary
 
+    if options.semantic:  # refused before any cluster starts
+        raise UsageError(
+            "the semantic metrics do not run under --executor dask yet (expected lexical "
+            "metrics, or the in-process executor)"
+        )
     with open_binary(path):  # a missing file or a folder: the in-process line, before any cluster
         pass
     settings = answers_settings(keys, display_name(path), options)
