@@ -82,9 +82,9 @@ def test_environment_scheduler_is_used(answers_file, monkeypatch):
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (("--executor", "local", "--workers", "2"), "ragmeter answers: --executor/--scheduler/"),
-        (("--workers", "0"), "ragmeter answers: --executor/--scheduler/--workers: workers must"),
-        (("--executor", "spark"), "ragmeter answers: --executor/--scheduler/--workers: executor"),
+        (("--executor", "local", "--workers", "2"), "ragmeter answers: --executor local contra"),
+        (("--workers", "0"), "ragmeter answers: --workers must be a positive integer, not 0"),
+        (("--executor", "spark"), "ragmeter answers: --executor 'spark' is not known"),
     ],
 )
 def test_bad_flags_are_one_line(answers_file, flags, message):

@@ -133,8 +133,8 @@ def test_config_executor_block_is_validated(here):
     with pytest.raises(UsageError) as err:
         run_pipeline(load_config(cfg), cache_dir=None)
     assert str(err.value) == (
-        "ragmeter run: executor: executor local contradicts workers (expected --executor "
-        "dask, or no scheduler and no workers)"
+        "ragmeter run: executor.kind local contradicts executor.workers (expected "
+        "executor.kind dask, or no scheduler and no workers)"
     )
 
 

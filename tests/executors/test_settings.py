@@ -45,20 +45,29 @@ def test_flags_win_over_environment_and_environment_over_config():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"executor": "ray"}, "executor 'ray' is not known (expected local or dask)"),
-        ({"executor": "local", "workers": 2}, "executor local contradicts workers"),
-        ({"scheduler": "tcp://h:1", "workers": 2}, "scheduler and workers contradict"),
-        ({"workers": 0}, "workers must be a positive integer, not 0"),
+        ({"executor": "ray"}, "--executor 'ray' is not known (expected local or dask)"),
+        ({"executor": "local", "workers": 2}, "--executor local contradicts --workers"),
+        ({"scheduler": "tcp://h:1", "workers": 2}, "--scheduler and --workers contradict"),
+        ({"workers": 0}, "--workers must be a positive integer, not 0"),
+        ({"config": {"kind": "ray"}}, "executor.kind 'ray' is not known"),
         ({"partitions": -1}, "--partitions must be a positive integer, not -1"),
         ({"config": {"plan": "hash"}}, "executor.plan is not supported yet"),
         ({"config": {"keep_work": "yes"}}, "executor.keep_work must be true or false"),
         ({"config": {"nodes": 3}}, "executor.nodes is not a known key"),
-        ({"config": {"workers": "many"}}, "workers must be a positive integer, not 'many'"),
+        (
+            {"config": {"workers": "many"}},
+            "executor.workers must be a positive integer, not 'many'",
+        ),
+        (
+            {"env": {"RAGMETER_EXECUTOR": "local", "RAGMETER_DASK_SCHEDULER": "tcp://h:1"}},
+            "RAGMETER_EXECUTOR=local contradicts RAGMETER_DASK_SCHEDULER (expected "
+            "RAGMETER_EXECUTOR=dask, or no scheduler and no workers)",
+        ),
     ],
 )
 def test_bad_settings_are_usage_errors(kwargs, message):
     with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        resolve_settings(env={}, **kwargs)
+        resolve_settings(**{"env": {}, **kwargs})
 
 
 def test_local_executor_runs_shards_in_order():

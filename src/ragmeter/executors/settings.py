@@ -63,23 +63,33 @@ def _positive(value: Any, what: str) -> int | None:
     return value
 
 
-def _layer(kind: Any, scheduler: Any, workers: Any, what: str) -> dict[str, Any] | None:
-    """One source's topology, or None when it says nothing about the executor."""
+# How each source spells the executor's kind (a format), its scheduler and its workers.
+_FLAGS = ("--executor {}", "--scheduler", "--workers")
+_ENV = ("RAGMETER_EXECUTOR={}", "RAGMETER_DASK_SCHEDULER", "workers")
+_CONFIG = ("executor.kind {}", "executor.scheduler", "executor.workers")
+
+
+def _layer(
+    kind: Any, scheduler: Any, workers: Any, spelling: tuple[str, str, str]
+) -> dict[str, Any] | None:
+    """One source's topology, or None when it says nothing about the executor; messages name
+    the source's own spelling (``--workers``, ``executor.workers``)."""
     if kind is None and not scheduler and workers is None:
         return None
+    kind_is, scheduler_is, workers_is = spelling
     if kind is not None:
         kind = str(kind).strip().lower()
         if kind not in KINDS:
-            raise UsageError(f"{what} executor {kind!r} is not known (expected local or dask)")
-    workers = _positive(workers, f"{what} workers")
+            raise UsageError(f"{kind_is.format(repr(kind))} is not known (expected local or dask)")
+    workers = _positive(workers, workers_is)
     if kind == "local" and (scheduler or workers is not None):
         raise UsageError(
-            f"{what} executor local contradicts {'a scheduler' if scheduler else 'workers'} "
-            "(expected --executor dask, or no scheduler and no workers)"
+            f"{kind_is.format('local')} contradicts {scheduler_is if scheduler else workers_is} "
+            f"(expected {kind_is.format('dask')}, or no scheduler and no workers)"
         )
     if scheduler and workers is not None:
         raise UsageError(
-            f"{what} scheduler and workers contradict each other (expected a scheduler to "
+            f"{scheduler_is} and {workers_is} contradict each other (expected a scheduler to "
             "connect to, or a number of local workers to start)"
         )
     if scheduler or workers is not None:
@@ -122,16 +132,14 @@ def resolve_settings(
             )
     # the first source that says anything decides; the ones below it are not even checked
     sources = (
-        lambda: _layer(executor, scheduler, workers, "--executor/--scheduler/--workers:"),
+        lambda: _layer(executor, scheduler, workers, _FLAGS),
         lambda: _layer(
             env.get("RAGMETER_EXECUTOR") or None,
             env.get("RAGMETER_DASK_SCHEDULER") or None,
             None,
-            "RAGMETER_EXECUTOR/RAGMETER_DASK_SCHEDULER:",
+            _ENV,
         ),
-        lambda: _layer(
-            config.get("kind"), config.get("scheduler"), config.get("workers"), "executor:"
-        ),
+        lambda: _layer(config.get("kind"), config.get("scheduler"), config.get("workers"), _CONFIG),
     )
     topo: dict[str, Any] = {"kind": "local"}
     for source in sources:
