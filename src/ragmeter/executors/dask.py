@@ -120,23 +120,37 @@ def start_local_cluster(
         _restore_environ(environ)
 
 
-def _interrupt_on_sigterm() -> Any:
-    """While a command runs on Dask, SIGTERM (a CI timeout, ``kill``) is handled as Ctrl-C: the
-    command closes its client and the cluster it started, keeps its finished shards and says
-    "interrupted" (status 130). Python's default dies at once: a LocalCluster's resource
-    tracker then warns about the workers' leaked semaphores, and an existing cluster learns of
-    the lost client only when its heartbeats stop. Returns the handler to restore, or None off
-    the main thread (where no handler can be set)."""
+def _swap_handlers(handler: Any, signals: Sequence[int]) -> dict[int, Any]:
+    """Set ``handler`` for ``signals``; returns the handlers it replaced, to put back with
+    :func:`_restore_handlers` (none off the main thread, where no handler can be set)."""
     import signal
     import threading
 
     if threading.current_thread() is not threading.main_thread():
-        return None
+        return {}
+    return {sig: signal.signal(sig, handler) for sig in signals}
 
-    def interrupt(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
 
-    return signal.signal(signal.SIGTERM, interrupt)
+def _restore_handlers(previous: dict[int, Any]) -> None:
+    import signal
+
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _interrupt_on_sigterm() -> dict[int, Any]:
+    """While a command runs on Dask, SIGTERM (a CI timeout, ``kill``) is handled as Ctrl-C: the
+    command closes its client and the cluster it started, keeps its finished shards and says
+    "interrupted" (status 130). Python's default dies at once: a LocalCluster's resource
+    tracker then warns about the workers' leaked semaphores, and an existing cluster learns of
+    the lost client only when its heartbeats stop. Returns the handler to restore."""
+    import signal
+
+    return _swap_handlers(_interrupt, (signal.SIGTERM,))
 
 
 @contextlib.contextmanager
@@ -146,11 +160,7 @@ def _signals_held() -> Iterator[list[int]]:
     no handle on a cluster whose start was interrupted, and its workers' semaphores then leak.
     A second signal interrupts at once (a start that hangs can still be stopped)."""
     import signal
-    import threading
 
-    if threading.current_thread() is not threading.main_thread():
-        yield []
-        return
     held: list[int] = []
 
     def hold(signum: int, frame: Any) -> None:
@@ -158,12 +168,11 @@ def _signals_held() -> Iterator[list[int]]:
             raise KeyboardInterrupt
         held.append(signum)
 
-    previous = {sig: signal.signal(sig, hold) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = _swap_handlers(hold, (signal.SIGINT, signal.SIGTERM))
     try:
         yield held
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        _restore_handlers(previous)
 
 
 def _missing(paths: Sequence[str]) -> list[str]:
@@ -207,7 +216,7 @@ class DaskExecutor:
         self._actors: list[Any] = []
         self.client: Any = None
         # the SIGTERM handler to restore at close (set first: no moment without one)
-        self._sigterm: Any = _interrupt_on_sigterm() if self._owns_client else None
+        self._sigterm = _interrupt_on_sigterm() if self._owns_client else {}
         quiet_dask_logs()
         try:
             if client is not None:
@@ -232,13 +241,14 @@ class DaskExecutor:
     def _start_local(self, workers: int, memory: str | None) -> Any:
         from distributed import Client
 
-        if not memory and _default_memory(workers) < MIN_WORKER_MEMORY:
-            ram = _ram() or 0
+        share = _default_memory(workers)
+        if not memory and share < MIN_WORKER_MEMORY:
+            ram = _ram() or 0  # known here: without it the share is 4 GiB
             most = max(1, int(0.8 * ram / MIN_WORKER_MEMORY))
             raise self._error(
-                f"--workers {workers} would leave each worker "
-                f"{_default_memory(workers) >> 20} MiB of this machine's {ram / (1 << 30):.1f} "
-                f"GiB (expected at most {most} workers here, or --worker-memory SIZE)"
+                f"--workers {workers} would leave each worker {share >> 20} MiB of this "
+                f"machine's {ram / (1 << 30):.1f} GiB (expected at most {most} workers here, or "
+                "--worker-memory SIZE)"
             )
         # a worker the nanny restarts puts its variables back: taken out again at close
         self._environ = dict(os.environ)
@@ -478,11 +488,8 @@ class DaskExecutor:
                 self._cluster.close()
             self._cluster = None
             _restore_environ(self._environ)
-        if self._sigterm is not None:
-            import signal
-
-            signal.signal(signal.SIGTERM, self._sigterm)
-            self._sigterm = None
+        _restore_handlers(self._sigterm)
+        self._sigterm = {}
         self.client = None
 
     def __enter__(self) -> DaskExecutor:

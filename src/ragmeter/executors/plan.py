@@ -19,8 +19,8 @@ SAMPLES_PER_SHARD = 20_000
 # At least this many shards per worker, so that the tail of a run lasts about one shard.
 SHARDS_PER_WORKER = 4
 # A block of a run file that a worker reads and parses (the grouped plan's ranges, the hash
-# plan's map blocks): about 1.2M TREC lines; a grouped range takes about 0.3 s on a worker (a
-# map block of 64 MiB took 0.64 s). Under 64 MiB: a task runs on the worker's task thread,
+# plan's map blocks): about 1.2M TREC lines; a hash-plan map block takes 0.31 s on a worker
+# (0.38 s beside a second one; benchmarks/README.md). Under 64 MiB: a task runs on the worker's task thread,
 # whose glibc arena grows in heaps of at most 64 MiB, so a larger block, as read, was mapped
 # afresh and its pages faulted in again every time (a quarter of the hash plan's 4.5M page
 # faults at 100M lines; docs/scaleout.md, "The LocalCluster's settings").
