@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ragmeter.cli.compare_scores import per_sample_scores, trec_scores
+from ragmeter.cli.compare_scores import COMMAND, per_sample_scores, trec_scores
 from ragmeter.cli.stored_runs import (
     default_metrics,
     is_stored_mode,
@@ -50,7 +50,6 @@ from ragmeter.stats_choices import (
 if TYPE_CHECKING:
     from ragmeter.stats.compare import ComparisonReport
 
-COMMAND = "compare"
 FORMATS = ("table", "markdown", "latex", "ultrarag", "json")
 
 

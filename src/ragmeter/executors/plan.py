@@ -20,10 +20,10 @@ SAMPLES_PER_SHARD = 20_000
 SHARDS_PER_WORKER = 4
 # A block of a run file that a worker reads and parses (the grouped plan's ranges, the hash
 # plan's map blocks): about 1.2M TREC lines; a hash-plan map block takes 0.31 s on a worker
-# (0.38 s beside a second one; benchmarks/README.md). Under 64 MiB: a task runs on the worker's task thread,
-# whose glibc arena grows in heaps of at most 64 MiB, so a larger block, as read, was mapped
-# afresh and its pages faulted in again every time (a quarter of the hash plan's 4.5M page
-# faults at 100M lines; docs/scaleout.md, "The LocalCluster's settings").
+# (0.38 s beside a second one; benchmarks/README.md). Under 64 MiB: a task runs on the worker's
+# task thread, whose glibc arena grows in heaps of at most 64 MiB, so a larger block, as read,
+# was mapped afresh and its pages faulted in again every time (a quarter of the hash plan's
+# 4.5M page faults at 100M lines; docs/scaleout.md, "The LocalCluster's settings").
 RUN_BLOCK_BYTES = 48 << 20
 
 
