@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import time
 from pathlib import Path
@@ -173,9 +174,9 @@ def test_a_hash_plan_beside_another_command_gives_the_same_result(other_command,
     res = invoke(*args, "--scheduler", scheduler, "--work-dir", str(other_command))
     assert (local.code, res.code) == (0, 0), res.stderr
     assert "another ragmeter command is using the work dir" in res.stderr
-    out = __import__("json").loads(res.stdout)
+    out = json.loads(res.stdout)
     assert out.pop("executor")["plan"] == "hash"
-    assert __import__("json").dumps(out, indent=2) + "\n" == local.stdout
+    assert json.dumps(out, indent=2) + "\n" == local.stdout
     assert sorted(p.name for p in other_command.iterdir()) == [".lock", "payloads"]
     spill = other_command.parent / "spill"
     res = invoke(
